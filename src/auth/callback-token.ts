@@ -1,0 +1,54 @@
+// Callback tokens: HMAC capabilities bound to one (session id, lifetime, handle), checked without storage.
+// Which tokens a job hands out again is left to the session object; the lifetime check to the domain.
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+const PREFIX = "eib1";
+
+export interface CallbackClaims {
+  readonly sessionId: string;
+  readonly lifetime: string;
+  readonly handle: string;
+}
+
+const sign = (secret: string, signed: string): Buffer =>
+  createHmac("sha256", secret).update(signed).digest();
+
+export function mintCallbackToken(secret: string, claims: CallbackClaims): string {
+  const payload = Buffer.from(
+    JSON.stringify([claims.sessionId, claims.lifetime, claims.handle]),
+  ).toString("base64url");
+  const signed = `${PREFIX}.${payload}`;
+  return `${signed}.${sign(secret, signed).toString("base64url")}`;
+}
+
+/** Returns the claims when any listed secret signed the token (rotation: all verify). */
+export function verifyCallbackToken(
+  token: string,
+  secrets: readonly string[],
+): CallbackClaims | null {
+  const parts = token.split(".");
+  if (parts.length !== 3 || parts[0] !== PREFIX) return null;
+  const [prefix, payload, signature] = parts as [string, string, string];
+  const given = Buffer.from(signature, "base64url");
+  let valid = false;
+  for (const secret of secrets) {
+    const expected = sign(secret, `${prefix}.${payload}`);
+    // Every secret is checked, match or not, so timing does not tell which one signed.
+    if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
+  }
+  if (!valid) return null;
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    if (
+      !Array.isArray(decoded) ||
+      decoded.length !== 3 ||
+      !decoded.every((part) => typeof part === "string")
+    ) {
+      return null;
+    }
+    const [sessionId, lifetime, handle] = decoded as [string, string, string];
+    return { sessionId, lifetime, handle };
+  } catch {
+    return null;
+  }
+}

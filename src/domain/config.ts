@@ -1,0 +1,66 @@
+// Reads the service configuration (contract section 7) from the Worker's string bindings.
+// Where the values come from (wrangler vars, secrets, --var) is left to the platform.
+
+export interface Config {
+  readonly agentTokens: readonly string[];
+  readonly callbackSecrets: readonly string[];
+  readonly resumeSigningSecret: string | null;
+  readonly resumeWebhookUrl: string | null;
+  readonly resumeUrlAllowlist: readonly string[];
+  readonly publicBaseUrl: string | null;
+  readonly waitCeilingMs: number;
+  readonly jobRetentionMs: number;
+  readonly resumeMaxAttempts: number;
+  readonly resumeClaimTimeoutMs: number;
+  readonly maxOutputBytes: number;
+}
+
+export const DEFAULTS = {
+  waitCeilingMs: 6 * 60 * 60 * 1000,
+  jobRetentionMs: 24 * 60 * 60 * 1000,
+  resumeMaxAttempts: 12,
+  resumeClaimTimeoutMs: 10 * 60 * 1000,
+  maxOutputBytes: 256 * 1024,
+} as const;
+
+type Vars = Readonly<Record<string, unknown>>;
+
+// An empty value means unset (contract section 7), so `--var KEY:` clears a default.
+function text(vars: Vars, key: string): string | null {
+  const value = vars[key];
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
+}
+
+function list(vars: Vars, key: string): string[] {
+  return (text(vars, key) ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+function positiveInt(vars: Vars, key: string, fallback: number): number {
+  const raw = text(vars, key);
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) && value > 0 ? value : fallback;
+}
+
+export function readConfig(vars: Vars): Config {
+  return {
+    agentTokens: list(vars, "AGENT_TOKENS"),
+    callbackSecrets: list(vars, "CALLBACK_SECRETS"),
+    resumeSigningSecret: text(vars, "RESUME_SIGNING_SECRET"),
+    resumeWebhookUrl: text(vars, "RESUME_WEBHOOK_URL"),
+    resumeUrlAllowlist: list(vars, "RESUME_URL_ALLOWLIST"),
+    publicBaseUrl: text(vars, "PUBLIC_BASE_URL"),
+    waitCeilingMs: positiveInt(vars, "WAIT_CEILING_MS", DEFAULTS.waitCeilingMs),
+    jobRetentionMs: positiveInt(vars, "JOB_RETENTION_MS", DEFAULTS.jobRetentionMs),
+    resumeMaxAttempts: positiveInt(vars, "RESUME_MAX_ATTEMPTS", DEFAULTS.resumeMaxAttempts),
+    resumeClaimTimeoutMs: positiveInt(
+      vars,
+      "RESUME_CLAIM_TIMEOUT_MS",
+      DEFAULTS.resumeClaimTimeoutMs,
+    ),
+    maxOutputBytes: positiveInt(vars, "MAX_OUTPUT_BYTES", DEFAULTS.maxOutputBytes),
+  };
+}

@@ -1,0 +1,36 @@
+// The closed set of error codes of the contract (section 4) and their HTTP statuses.
+// Building the problem+json response is left to the HTTP layer.
+
+export const ERROR_STATUS = {
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  session_exists: 409,
+  run_conflict: 409,
+  job_conflict: 409,
+  result_conflict: 409,
+  invalid_transition: 409,
+  lifetime_ended: 410,
+  job_expired: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_request: 422,
+  inbox_full: 429,
+  internal: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface Failure {
+  readonly ok: false;
+  readonly code: ErrorCode;
+  readonly detail: string;
+}
+
+export type Result<T> = { readonly ok: true; readonly value: T } | Failure;
+
+export const fail = (code: ErrorCode, detail: string): Failure => ({ ok: false, code, detail });
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

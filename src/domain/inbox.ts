@@ -1,0 +1,103 @@
+// Inbox rules: admission with its backlog limit, claim leases, redelivery and idempotent ack.
+// Deciding when an admission wakes the session is left to the wake rules.
+import type { Decision } from "./decision";
+import { decided } from "./decision";
+import { fail } from "./errors";
+import { type ProviderMessage, providerMessage } from "./messages";
+import type { Envelope, InboxItem, Session } from "./state";
+import { iso } from "./text";
+
+export const MAX_BACKLOG = 1024;
+
+/** A claimed item whose lease ran out is claimable again, so it counts as pending. */
+export const isClaimable = (item: InboxItem, now: number): boolean =>
+  item.state === "pending" ||
+  (item.state === "claimed" && item.leaseExpiresAt !== null && item.leaseExpiresAt <= now);
+
+export interface InboxCounts {
+  readonly pending: number;
+  readonly claimed: number;
+  readonly acked: number;
+  readonly generation: number;
+}
+
+export function inboxCounts(session: Session, now: number): InboxCounts {
+  let pending = 0;
+  let claimed = 0;
+  let acked = 0;
+  for (const item of Object.values(session.inbox)) {
+    if (item.state === "acked") acked += 1;
+    else if (isClaimable(item, now)) pending += 1;
+    else claimed += 1;
+  }
+  return { pending, claimed, acked, generation: session.generation };
+}
+
+export const unackedCount = (session: Session): number =>
+  Object.values(session.inbox).filter((item) => item.state !== "acked").length;
+
+export const hasBacklogRoom = (session: Session): boolean => unackedCount(session) < MAX_BACKLOG;
+
+export function admit(session: Session, envelope: Envelope): Session {
+  const item: InboxItem = { envelope, state: "pending", leaseExpiresAt: null, ackedAt: null };
+  return {
+    ...session,
+    generation: Math.max(session.generation, envelope.generation),
+    inbox: { ...session.inbox, [envelope.id]: item },
+  };
+}
+
+export interface Claim {
+  readonly envelope: Envelope;
+  readonly provider_message: ProviderMessage;
+  readonly lease_expires_at: string;
+}
+
+export function claim(
+  session: Session,
+  cmd: { max: number; leaseMs: number },
+  now: number,
+): Decision<{ claims: Claim[] }> {
+  const chosen = Object.values(session.inbox)
+    .filter((item) => isClaimable(item, now))
+    .sort((a, b) => a.envelope.generation - b.envelope.generation)
+    .slice(0, cmd.max);
+  const leaseExpiresAt = now + cmd.leaseMs;
+  const inbox = { ...session.inbox };
+  for (const item of chosen) {
+    inbox[item.envelope.id] = { ...item, state: "claimed", leaseExpiresAt };
+  }
+  const claims = chosen.map((item) => ({
+    envelope: item.envelope,
+    provider_message: providerMessage(item.envelope),
+    lease_expires_at: iso(leaseExpiresAt),
+  }));
+  return decided(chosen.length === 0 ? session : { ...session, inbox }, { claims });
+}
+
+export function ack(
+  session: Session,
+  ids: readonly string[],
+  now: number,
+): Decision<{ acked: string[]; unknown: string[] }> {
+  const inbox = { ...session.inbox };
+  const acked: string[] = [];
+  const unknown: string[] = [];
+  let changed = false;
+  for (const id of new Set(ids)) {
+    const item = inbox[id];
+    if (item === undefined) {
+      unknown.push(id);
+      continue;
+    }
+    acked.push(id);
+    if (item.state !== "acked") {
+      inbox[id] = { ...item, state: "acked", leaseExpiresAt: null, ackedAt: now };
+      changed = true;
+    }
+  }
+  return decided(changed ? { ...session, inbox } : session, { acked, unknown });
+}
+
+export const requireSession = (session: Session | null) =>
+  session === null ? fail("not_found", "no such session") : null;

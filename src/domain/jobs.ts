@@ -1,0 +1,100 @@
+// Exec job rules: one reservation per handle, first terminal result wins, lifetime and expiry checks.
+// Minting and verifying callback tokens is left to the shell (it holds the secrets).
+import type { Ctx, Decision } from "./decision";
+import { decided } from "./decision";
+import { fail } from "./errors";
+import { hasBacklogRoom } from "./inbox";
+import { completionEnvelope } from "./messages";
+import type { Job, JobResult, Session } from "./state";
+import { sessionStatus } from "./state";
+import { type Disposition, wakeForResult } from "./wake";
+
+export function reserveJob(
+  session: Session,
+  cmd: { handle: string; command: string; callbackToken: string },
+  now: number,
+): Decision<{ job: Job; created: boolean }> {
+  if (session.purged[cmd.handle] !== undefined) {
+    return fail("job_expired", `job ${cmd.handle} was purged after its retention period`);
+  }
+  const existing = session.jobs[cmd.handle];
+  if (existing !== undefined) {
+    if (existing.command !== cmd.command) {
+      return fail("job_conflict", `handle ${cmd.handle} is already reserved for another command`);
+    }
+    if (existing.callbackToken === cmd.callbackToken)
+      return decided(session, { job: existing, created: false });
+    // The secret that signed the old token was retired: hand out one that still verifies.
+    const job = { ...existing, callbackToken: cmd.callbackToken };
+    return decided(
+      { ...session, jobs: { ...session.jobs, [job.handle]: job } },
+      { job, created: false },
+    );
+  }
+  const job: Job = {
+    handle: cmd.handle,
+    command: cmd.command,
+    lifetime: session.lifetime,
+    reservedAt: now,
+    callbackToken: cmd.callbackToken,
+    result: null,
+    completedAt: null,
+    generation: null,
+  };
+  return decided(
+    { ...session, jobs: { ...session.jobs, [job.handle]: job } },
+    { job, created: true },
+  );
+}
+
+export type CompletionReply =
+  | { outcome: "accepted"; generation: number; disposition: Disposition }
+  | { outcome: "duplicate"; generation: number };
+
+const sameResult = (a: JobResult, b: JobResult): boolean =>
+  a.status === b.status &&
+  a.exitCode === b.exitCode &&
+  a.output === b.output &&
+  a.outputTruncated === b.outputTruncated &&
+  a.outputBytesTotal === b.outputBytesTotal &&
+  a.endedBy === b.endedBy;
+
+export function completeJob(
+  session: Session | null,
+  cmd: { lifetime: string; handle: string; result: JobResult; observed: boolean; resumeId: string },
+  ctx: Ctx,
+): Decision<CompletionReply> {
+  if (session === null || session.lifetime !== cmd.lifetime) {
+    return fail("lifetime_ended", "the session lifetime this job belongs to has ended");
+  }
+  if (session.purged[cmd.handle] !== undefined) {
+    return fail("job_expired", `job ${cmd.handle} was purged after its retention period`);
+  }
+  const job = session.jobs[cmd.handle];
+  if (job === undefined) return fail("not_found", `no job ${cmd.handle} in this session lifetime`);
+  if (job.result !== null) {
+    if (!sameResult(job.result, cmd.result)) {
+      return fail("result_conflict", `job ${cmd.handle} already has a different result`);
+    }
+    return decided(session, {
+      outcome: "duplicate",
+      generation: job.generation ?? session.generation,
+    });
+  }
+
+  const status = sessionStatus(session);
+  const observedOnly = cmd.observed && (status === "running" || status === "idle");
+  if (!observedOnly && !hasBacklogRoom(session)) {
+    return fail("inbox_full", "the session inbox holds 1024 unacknowledged items");
+  }
+  const generation = observedOnly ? null : session.generation + 1;
+  const done: Job = { ...job, result: cmd.result, completedAt: ctx.now, generation };
+  const envelope =
+    generation === null ? null : completionEnvelope(done, cmd.result, generation, ctx.now);
+  const woken = wakeForResult(session, done, envelope, cmd.resumeId, ctx.now);
+  return decided(woken.session, {
+    outcome: "accepted",
+    generation: generation ?? session.generation,
+    disposition: woken.disposition,
+  });
+}

@@ -1,0 +1,174 @@
+// Builds inbox envelopes and the provider messages the model sees for them (contract section 5).
+// Where envelopes are stored and when they are claimed is left to the inbox rules.
+import type { Envelope, Instruction, Job, JobResult } from "./state";
+import { contentDigest, iso, utf8Bytes, utf8Tail } from "./text";
+
+export const ENVELOPE_MAX_BYTES = 64 * 1024;
+const RESULT_TAIL_BYTES = 16 * 1024;
+const MESSAGE_TAIL_BYTES = 4 * 1024;
+
+function envelope(
+  instruction: Instruction,
+  correlationId: string,
+  identity: string,
+  data: Record<string, unknown>,
+  generation: number,
+  now: number,
+): Envelope {
+  return {
+    id: `env_${contentDigest(`${instruction}\n${identity}`)}`,
+    generation,
+    kind: "runtime_instruction",
+    source: { type: "runtime", subsystem: "background_exec" },
+    body: { type: "runtime_instruction", instruction, data },
+    created_at: iso(now),
+    correlation_id: correlationId,
+  };
+}
+
+function resultText(job: Job, result: JobResult, tailBytes: number): string {
+  const output = utf8Tail(result.output, tailBytes);
+  return JSON.stringify({
+    session_id: job.handle,
+    status: result.status,
+    exit_code: result.exitCode,
+    output,
+    output_truncated: result.outputTruncated || output.length < result.output.length,
+  });
+}
+
+/** The envelope a terminal result admits; `lost` gets the outcome-unknown instruction. */
+export function completionEnvelope(
+  job: Job,
+  result: JobResult,
+  generation: number,
+  now: number,
+): Envelope {
+  const identity = `${job.lifetime}\n${job.handle}`;
+  if (result.status === "lost") {
+    return envelope(
+      "background_exec_outcome_unknown",
+      job.handle,
+      identity,
+      { session_id: job.handle, command: job.command },
+      generation,
+      now,
+    );
+  }
+  // Shrink the tail until the envelope's JSON fits: escaping can grow output up to six-fold.
+  for (let tail = RESULT_TAIL_BYTES; ; tail = Math.floor(tail / 2)) {
+    const candidate = envelope(
+      "background_exec_completed",
+      job.handle,
+      identity,
+      {
+        session_id: job.handle,
+        command: job.command,
+        status: result.status,
+        exit_code: result.exitCode,
+        result: resultText(job, result, tail),
+      },
+      generation,
+      now,
+    );
+    if (tail === 0 || utf8Bytes(JSON.stringify(candidate)) <= ENVELOPE_MAX_BYTES) return candidate;
+  }
+}
+
+export function waitExpiredEnvelope(
+  lifetime: string,
+  handles: readonly string[],
+  since: number,
+  generation: number,
+  now: number,
+): Envelope {
+  return envelope(
+    "background_exec_wait_expired",
+    handles.join(","),
+    `${lifetime}\n${since}\n${handles.join(",")}`,
+    { handles: [...handles] },
+    generation,
+    now,
+  );
+}
+
+export interface ProviderMessage {
+  readonly id: string;
+  readonly role: "user";
+  readonly content: string;
+  readonly metadata: {
+    readonly hidden_from_ui: true;
+    readonly runtime_kind: Instruction;
+    readonly session_message: {
+      readonly id: string;
+      readonly generation: number;
+      readonly instruction: Instruction;
+      readonly correlation_id: string;
+    };
+  };
+}
+
+const quote = (handle: string): string => `session_id="${handle}"`;
+
+function completedText(data: Readonly<Record<string, unknown>>): string {
+  const handle = String(data.session_id);
+  const parsed = JSON.parse(String(data.result)) as { output: string };
+  const tail = utf8Tail(parsed.output, MESSAGE_TAIL_BYTES);
+  const cut = tail.length < parsed.output.length ? " (tail)" : "";
+  return [
+    `[runtime] The background command ${quote(handle)} has exited.`,
+    `Command: ${String(data.command)}`,
+    `Status: ${String(data.status)}, exit code: ${data.exit_code === null ? "none" : String(data.exit_code)}.`,
+    `Output${cut}:`,
+    tail === "" ? "(no output)" : tail,
+    `Call write_stdin with ${quote(handle)} and empty chars to read the full result.`,
+  ].join("\n");
+}
+
+function unknownOutcomeText(handles: readonly string[], why: string): string {
+  const calls = handles.map((handle) => `write_stdin with ${quote(handle)}`).join(", ");
+  return [
+    `[runtime] ${why}`,
+    "Completion is not confirmed: treat this as an unknown outcome, not a result.",
+    `Check the current state with ${calls} before relying on any output.`,
+  ].join("\n");
+}
+
+function contentFor(envelope: Envelope): string {
+  const { instruction, data } = envelope.body;
+  switch (instruction) {
+    case "background_exec_completed":
+      return completedText(data);
+    case "background_exec_outcome_unknown":
+      return unknownOutcomeText(
+        [String(data.session_id)],
+        `The runner lost track of the background command ${quote(String(data.session_id))} (${String(data.command)}).`,
+      );
+    case "background_exec_wait_expired": {
+      const handles = (data.handles as string[]) ?? [];
+      return unknownOutcomeText(
+        handles,
+        `The wait for background commands ${handles.map(quote).join(", ")} reached its time ceiling.`,
+      );
+    }
+  }
+}
+
+export function providerMessage(envelope: Envelope): ProviderMessage {
+  const instruction = envelope.body.instruction;
+  return {
+    id: envelope.id,
+    role: "user",
+    content: contentFor(envelope),
+    metadata: {
+      hidden_from_ui: true,
+      runtime_kind: instruction,
+      session_message: {
+        id: envelope.id,
+        generation: envelope.generation,
+        instruction,
+        correlation_id: envelope.correlation_id,
+      },
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// Zod schemas of every request body and query of the HTTP API; wire types are derived from them.
+// The HTTP layer validates with these and the OpenAPI document is generated from them.
+import { z } from "zod";
+
+export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+export const idSchema = z.string().regex(ID_PATTERN, "1-128 characters of [A-Za-z0-9._:-]");
+
+const metadataSchema = z.record(z.string(), z.unknown());
+
+export const createSessionBody = z.strictObject({
+  id: idSchema,
+  resume_url: z.string().max(2048).optional(),
+  metadata: metadataSchema.optional(),
+});
+
+export const appendMessageBody = z.strictObject({
+  role: z.enum(["user", "assistant", "system", "tool"]),
+  content: z.union([z.string(), z.array(z.record(z.string(), z.unknown()))]),
+  metadata: metadataSchema.optional(),
+});
+
+export const registerRunBody = z.strictObject({
+  run_id: idSchema.optional(),
+  resume_id: z.string().min(1).max(128).optional(),
+});
+
+export const finishRunBody = z.strictObject({});
+
+export const suspendBody = z.strictObject({
+  waiting_for: z.array(idSchema).min(1).max(64),
+  wake: z.enum(["all", "any"]).default("all"),
+  ceiling_ms: z.int().min(1000).max(604_800_000).optional(),
+});
+
+export const MAX_COMMAND_BYTES = 8 * 1024;
+
+export const reserveJobBody = z.strictObject({
+  handle: idSchema,
+  command: z
+    .string()
+    .min(1)
+    .refine((command) => new TextEncoder().encode(command).byteLength <= MAX_COMMAND_BYTES, {
+      message: "command is longer than 8 KiB",
+    }),
+});
+
+export const JOB_STATUSES = ["running", "completed", "failed", "killed", "lost"] as const;
+export const TERMINAL_STATUSES = ["completed", "failed", "killed", "lost"] as const;
+export const ENDED_BY = ["process", "runner_timeout", "runner_shutdown", "kill_request"] as const;
+
+export const completionBody = z.strictObject({
+  status: z.enum(TERMINAL_STATUSES),
+  exit_code: z.int().min(-2147483648).max(2147483647).nullable(),
+  output: z.string(),
+  output_truncated: z.boolean().default(false),
+  output_bytes_total: z.int().min(0).optional(),
+  ended_by: z.enum(ENDED_BY).optional(),
+  observed: z.boolean().default(false),
+});
+
+export const claimBody = z.strictObject({
+  max: z.int().min(1).max(128).default(16),
+  lease_ms: z.int().min(1000).max(3_600_000).default(300_000),
+});
+
+export const ackBody = z.strictObject({
+  ids: z.array(z.string().min(1).max(256)).min(1).max(1024),
+});
+
+export const notificationsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  wait_ms: z.coerce.number().int().min(0).max(30_000).default(0),
+});
+
+export type CreateSessionBody = z.infer<typeof createSessionBody>;
+export type AppendMessageBody = z.infer<typeof appendMessageBody>;
+export type RegisterRunBody = z.infer<typeof registerRunBody>;
+export type SuspendBody = z.infer<typeof suspendBody>;
+export type ReserveJobBody = z.infer<typeof reserveJobBody>;
+export type CompletionBody = z.infer<typeof completionBody>;
+export type ClaimBody = z.infer<typeof claimBody>;
+export type AckBody = z.infer<typeof ackBody>;
+export type NotificationsQuery = z.infer<typeof notificationsQuery>;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+export type EndedBy = (typeof ENDED_BY)[number];

@@ -1,0 +1,139 @@
+// Session lifecycle rules: create, delete, human messages, run register/suspend/finish.
+// Validation of wire input is left to the HTTP layer; persistence to the shell.
+import type { Ctx, Decision } from "./decision";
+import { decided } from "./decision";
+import { fail } from "./errors";
+import { inboxCounts } from "./inbox";
+import type { Message, Role, Session, Wake } from "./state";
+import { isResumePending, jobStatus } from "./state";
+import { reasonForResult, scheduleResume } from "./wake";
+
+export function createSession(
+  existing: Session | null,
+  cmd: {
+    id: string;
+    lifetime: string;
+    resumeUrl: string | null;
+    metadata: Readonly<Record<string, unknown>>;
+  },
+  now: number,
+): Decision<Session> {
+  if (existing !== null) return fail("session_exists", `session ${cmd.id} already exists`);
+  const session: Session = {
+    id: cmd.id,
+    lifetime: cmd.lifetime,
+    createdAt: now,
+    resumeUrl: cmd.resumeUrl,
+    metadata: cmd.metadata,
+    messages: [],
+    run: null,
+    wait: null,
+    resume: null,
+    notifySeq: 0,
+    generation: 0,
+    jobs: {},
+    inbox: {},
+    purged: {},
+  };
+  return decided(session, session);
+}
+
+export function deleteSession(session: Session | null): Decision<null> {
+  if (session === null) return fail("not_found", "no such session");
+  return decided(null, null);
+}
+
+export function appendMessage(
+  session: Session,
+  cmd: { role: Role; content: unknown; metadata: Readonly<Record<string, unknown>> },
+  now: number,
+): Decision<{ index: number }> {
+  const message: Message = { index: session.messages.length, ...cmd, createdAt: now };
+  return decided(
+    { ...session, messages: [...session.messages, message] },
+    { index: message.index },
+  );
+}
+
+export function registerRun(
+  session: Session,
+  cmd: { runId: string; resumeId: string | null },
+  now: number,
+): Decision<{ run_id: string; notify_seq: number }> {
+  if (session.run !== null) {
+    if (session.run.runId === cmd.runId) {
+      return decided(session, { run_id: cmd.runId, notify_seq: session.notifySeq });
+    }
+    return fail("run_conflict", `run ${session.run.runId} is already active`);
+  }
+  // Registering a run takes the pending resume: it is never delivered again.
+  const resume =
+    session.resume !== null && isResumePending(session.resume)
+      ? { ...session.resume, state: "completed" as const, nextAttemptAt: null, endedAt: now }
+      : session.resume;
+  const run = { runId: cmd.runId, resumeId: cmd.resumeId, registeredAt: now };
+  return decided({ ...session, run, resume }, { run_id: cmd.runId, notify_seq: session.notifySeq });
+}
+
+function requireActiveRun(session: Session, runId: string) {
+  return session.run?.runId === runId
+    ? null
+    : fail("invalid_transition", `run ${runId} is not the active run of this session`);
+}
+
+export function suspendRun(
+  session: Session,
+  cmd: {
+    runId: string;
+    handles: readonly string[];
+    wake: Wake;
+    ceilingMs: number | null;
+    resumeId: string;
+  },
+  ctx: Ctx,
+): Decision<Session> {
+  const notActive = requireActiveRun(session, cmd.runId);
+  if (notActive) return notActive;
+  const handles = [...new Set(cmd.handles)];
+  const missing = handles.filter((handle) => session.jobs[handle] === undefined);
+  if (missing.length > 0) {
+    return fail("not_found", `not a job of this session lifetime: ${missing.join(", ")}`);
+  }
+  const jobs = handles.flatMap((handle) => session.jobs[handle] ?? []);
+  const running = jobs.filter((job) => jobStatus(job) === "running").map((job) => job.handle);
+  const met = cmd.wake === "all" ? running.length === 0 : running.length < handles.length;
+  const ended: Session = { ...session, run: null, wait: null };
+  if (!met) {
+    const ceilingMs = cmd.ceilingMs ?? ctx.config.waitCeilingMs;
+    const wait = {
+      handles: running,
+      wake: cmd.wake,
+      since: ctx.now,
+      ceilingAt: ctx.now + ceilingMs,
+    };
+    const suspended = { ...ended, wait };
+    return decided(suspended, suspended);
+  }
+  // The results came first: wake at once, for the reason of the last of them.
+  const last = jobs
+    .filter((job) => job.completedAt !== null)
+    .sort((a, b) => (a.completedAt ?? 0) - (b.completedAt ?? 0))
+    .at(-1);
+  const reason = last === undefined ? "background_exec_completed" : reasonForResult(last);
+  const woken = scheduleResume(ended, reason, cmd.resumeId, ctx.now).session;
+  return decided(woken, woken);
+}
+
+export function finishRun(
+  session: Session,
+  cmd: { runId: string; resumeId: string },
+  now: number,
+): Decision<Session> {
+  const notActive = requireActiveRun(session, cmd.runId);
+  if (notActive) return notActive;
+  const ended: Session = { ...session, run: null };
+  // With a wait armed, unclaimed items travel with that wait's wake instead.
+  if (ended.wait !== null || inboxCounts(ended, now).pending === 0) return decided(ended, ended);
+  const woken = scheduleResume(ended, "inbox_pending", cmd.resumeId, now).session;
+  return decided(woken, woken);
+}

@@ -1,0 +1,144 @@
+// The in-memory shape of one session lifetime: the single source the view and storage derive from.
+// Persisting it (rows, columns) is left to the session-object store.
+import type { EndedBy, JobStatus, TerminalStatus } from "./schemas";
+
+export type Role = "user" | "assistant" | "system" | "tool";
+export type Wake = "all" | "any";
+
+export interface Message {
+  readonly index: number;
+  readonly role: Role;
+  readonly content: unknown;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+}
+
+export interface Run {
+  readonly runId: string;
+  readonly resumeId: string | null;
+  readonly registeredAt: number;
+}
+
+export interface Wait {
+  /** Handles still awaited; a completion removes its handle. */
+  readonly handles: readonly string[];
+  readonly wake: Wake;
+  readonly since: number;
+  readonly ceilingAt: number;
+}
+
+export const RESUME_REASONS = [
+  "background_exec_completed",
+  "background_exec_wait_expired",
+  "background_exec_outcome_unknown",
+  "inbox_pending",
+] as const;
+export type ResumeReason = (typeof RESUME_REASONS)[number];
+
+export const RESUME_STATES = [
+  "scheduled",
+  "delivered",
+  "no_target",
+  "completed",
+  "failed",
+] as const;
+export type ResumeState = (typeof RESUME_STATES)[number];
+
+export interface Resume {
+  readonly resumeId: string;
+  readonly reason: ResumeReason;
+  readonly state: ResumeState;
+  /** Deliveries started so far, the first included (a crash mid-delivery still counts). */
+  readonly attempts: number;
+  readonly createdAt: number;
+  /** When the alarm next (re)delivers; null once no delivery is due. */
+  readonly nextAttemptAt: number | null;
+  readonly lastAttemptAt: number | null;
+  readonly deliveredAt: number | null;
+  readonly lastError: string | null;
+  readonly endedAt: number | null;
+}
+
+export interface JobResult {
+  readonly status: TerminalStatus;
+  readonly exitCode: number | null;
+  readonly output: string;
+  readonly outputTruncated: boolean;
+  readonly outputBytesTotal: number;
+  readonly endedBy: EndedBy | null;
+}
+
+export interface Job {
+  readonly handle: string;
+  readonly command: string;
+  readonly lifetime: string;
+  readonly reservedAt: number;
+  /** The callback capability handed out at reservation; returned again on an identical reservation. */
+  readonly callbackToken: string;
+  readonly result: JobResult | null;
+  readonly completedAt: number | null;
+  /** Generation of the envelope this result admitted; null when none was made (observed). */
+  readonly generation: number | null;
+}
+
+export const jobStatus = (job: Job): JobStatus => job.result?.status ?? "running";
+
+export type Instruction =
+  | "background_exec_completed"
+  | "background_exec_wait_expired"
+  | "background_exec_outcome_unknown";
+
+export type EnvelopeState = "pending" | "claimed" | "acked";
+
+export interface Envelope {
+  readonly id: string;
+  readonly generation: number;
+  readonly kind: "runtime_instruction";
+  readonly source: { readonly type: "runtime"; readonly subsystem: "background_exec" };
+  readonly body: {
+    readonly type: "runtime_instruction";
+    readonly instruction: Instruction;
+    readonly data: Readonly<Record<string, unknown>>;
+  };
+  readonly created_at: string;
+  readonly correlation_id: string;
+}
+
+export interface InboxItem {
+  readonly envelope: Envelope;
+  readonly state: EnvelopeState;
+  readonly leaseExpiresAt: number | null;
+  readonly ackedAt: number | null;
+}
+
+export interface Session {
+  readonly id: string;
+  readonly lifetime: string;
+  readonly createdAt: number;
+  readonly resumeUrl: string | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly messages: readonly Message[];
+  readonly run: Run | null;
+  readonly wait: Wait | null;
+  readonly resume: Resume | null;
+  readonly notifySeq: number;
+  /** Last generation handed to an envelope of this lifetime. */
+  readonly generation: number;
+  readonly jobs: Readonly<Record<string, Job>>;
+  readonly inbox: Readonly<Record<string, InboxItem>>;
+  /** Handles whose job record was purged after retention, with the purge time. */
+  readonly purged: Readonly<Record<string, number>>;
+}
+
+export type SessionStatus = "idle" | "running" | "suspended" | "resuming";
+
+export const isResumePending = (resume: Resume | null): boolean =>
+  resume !== null &&
+  (resume.state === "scheduled" || resume.state === "delivered" || resume.state === "no_target");
+
+export function sessionStatus(session: Session): SessionStatus {
+  if (session.run !== null) return "running";
+  if (session.wait !== null) return "suspended";
+  if (isResumePending(session.resume)) return "resuming";
+  return "idle";
+}

@@ -1,0 +1,101 @@
+// The wake table of contract section 6: what an admission, a suspend or a ceiling does to a session.
+// Delivering a scheduled resume is left to the delivery rules and the alarm.
+
+import { admit } from "./inbox";
+import { waitExpiredEnvelope } from "./messages";
+import type { Envelope, Job, Resume, ResumeReason, Session, Wait } from "./state";
+import { isResumePending, jobStatus } from "./state";
+
+export type Disposition =
+  | "resume_scheduled"
+  | "active_run_notified"
+  | "staged"
+  | "queued"
+  | "observed";
+
+/** One wake = one resume: while a resume is pending, a new wake coalesces into it. */
+export function scheduleResume(
+  session: Session,
+  reason: ResumeReason,
+  resumeId: string,
+  now: number,
+): { session: Session; scheduled: boolean } {
+  if (isResumePending(session.resume)) return { session, scheduled: false };
+  const resume: Resume = {
+    resumeId,
+    reason,
+    state: "scheduled",
+    attempts: 0,
+    createdAt: now,
+    nextAttemptAt: now,
+    lastAttemptAt: null,
+    deliveredAt: null,
+    lastError: null,
+    endedAt: null,
+  };
+  return { session: { ...session, resume }, scheduled: true };
+}
+
+/** Removes a finished handle from the wait; `met` says the wake condition now holds. */
+export function releaseHandle(
+  wait: Wait | null,
+  handle: string,
+): { wait: Wait | null; waited: boolean; met: boolean } {
+  if (wait === null || !wait.handles.includes(handle)) return { wait, waited: false, met: false };
+  const handles = wait.handles.filter((waited) => waited !== handle);
+  const met = wait.wake === "any" || handles.length === 0;
+  return { wait: met ? null : { ...wait, handles }, waited: true, met };
+}
+
+export const reasonForResult = (job: Job): ResumeReason =>
+  job.result?.status === "lost" ? "background_exec_outcome_unknown" : "background_exec_completed";
+
+/**
+ * Applies a terminal result already written to `job` (contract section 6 table). Without an
+ * envelope (an observed result) the result still releases the wait but wakes nobody.
+ */
+export function wakeForResult(
+  before: Session,
+  job: Job,
+  envelope: Envelope | null,
+  resumeId: string,
+  now: number,
+): { session: Session; disposition: Disposition } {
+  const release = releaseHandle(before.wait, job.handle);
+  const stored: Session = {
+    ...before,
+    jobs: { ...before.jobs, [job.handle]: job },
+    wait: release.wait,
+  };
+  if (envelope === null) return { session: stored, disposition: "observed" };
+
+  const admitted = admit(stored, envelope);
+  if (before.run !== null) {
+    return {
+      session: { ...admitted, notifySeq: admitted.notifySeq + 1 },
+      disposition: "active_run_notified",
+    };
+  }
+  if (before.wait !== null && !release.met) return { session: admitted, disposition: "staged" };
+  const woken = scheduleResume(admitted, reasonForResult(job), resumeId, now);
+  return { session: woken.session, disposition: woken.scheduled ? "resume_scheduled" : "queued" };
+}
+
+/** The ceiling passed with the wait still armed: say so (never as a completion) and wake. */
+export function expireWait(session: Session, resumeId: string, now: number): Session {
+  const wait = session.wait;
+  if (wait === null || wait.ceilingAt > now) return session;
+  const pendingHandles = wait.handles.filter((handle) => {
+    const job = session.jobs[handle];
+    return job !== undefined && jobStatus(job) === "running";
+  });
+  const handles = pendingHandles.length > 0 ? pendingHandles : wait.handles;
+  const generation = session.generation + 1;
+  // A runtime notice is admitted even over the backlog limit: a wake must never be dropped.
+  const admitted = admit(
+    { ...session, wait: null },
+    waitExpiredEnvelope(session.lifetime, handles, wait.since, generation, now),
+  );
+  if (session.run !== null) return { ...admitted, notifySeq: admitted.notifySeq + 1 };
+  return scheduleResume(admitted, "background_exec_wait_expired", resumeId, now).session;
+}

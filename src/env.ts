@@ -1,0 +1,17 @@
+// The Worker's bindings: the session namespace and the string settings of contract section 7.
+import type { SessionObject } from "./session-object/session-object";
+
+export interface Env {
+  readonly SESSIONS: DurableObjectNamespace<SessionObject>;
+  readonly AGENT_TOKENS?: string;
+  readonly CALLBACK_SECRETS?: string;
+  readonly RESUME_SIGNING_SECRET?: string;
+  readonly RESUME_WEBHOOK_URL?: string;
+  readonly RESUME_URL_ALLOWLIST?: string;
+  readonly PUBLIC_BASE_URL?: string;
+  readonly WAIT_CEILING_MS?: string;
+  readonly JOB_RETENTION_MS?: string;
+  readonly RESUME_MAX_ATTEMPTS?: string;
+  readonly RESUME_CLAIM_TIMEOUT_MS?: string;
+  readonly MAX_OUTPUT_BYTES?: string;
+}

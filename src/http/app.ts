@@ -1,0 +1,51 @@
+// The Hono app: body-size guard, configuration, authentication, the resource routes and error mapping.
+import { Hono } from "hono";
+import { bearerToken, isAgentToken } from "../auth/agent-token";
+import { readConfig } from "../domain/config";
+import { VERSION } from "../version";
+import { MAX_BODY_BYTES, readBodyBytes } from "./body";
+import type { AppEnv } from "./context";
+import { inboxRoutes } from "./inbox";
+import { COMPLETION_PATH, jobRoutes } from "./jobs";
+import { openApiDocument } from "./openapi";
+import { problem } from "./problem";
+import { runRoutes } from "./runs";
+import { sessionRoutes } from "./sessions";
+
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  // Every route refuses a declared oversized body before anything parses it.
+  app.use("*", async (c, next) => {
+    if (Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) {
+      const read = await readBodyBytes(c.req.raw);
+      return read.ok ? problem("payload_too_large", "request body too large") : read.response;
+    }
+    c.set("config", readConfig(c.env as unknown as Record<string, unknown>));
+    await next();
+  });
+
+  // The runner's completion carries a callback token instead; its route checks it.
+  app.use("/v1/*", async (c, next) => {
+    if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
+    if (!isAgentToken(bearerToken(c.req.header("authorization")), c.var.config.agentTokens)) {
+      return problem("unauthorized", "missing or invalid agent token");
+    }
+    return next();
+  });
+
+  app.get("/healthz", (c) => c.json({ ok: true, version: VERSION }));
+  app.get("/openapi.json", (c) => c.json(openApiDocument()));
+  sessionRoutes(app);
+  runRoutes(app);
+  jobRoutes(app);
+  inboxRoutes(app);
+
+  app.notFound(() => problem("not_found", "no such route"));
+  app.onError((error) => {
+    // Only the error's name: messages can echo request data, and tokens must never reach logs.
+    console.error(`unhandled error: ${error.name}`);
+    return problem("internal", "internal error");
+  });
+  return app;
+}

@@ -1,0 +1,126 @@
+// Reads a JSON request body once, at the edge: size limit before parsing, media type, syntax, schema.
+// What the handler does with the parsed value is left to it.
+import type { Context } from "hono";
+import type { z } from "zod";
+import { problem } from "./problem";
+
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+// An oversized body is read to the end (up to this bound) before answering, which keeps the
+// connection usable: cancelling it mid-stream made the next request on it fail locally.
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; response: Response };
+
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, seen: number): Promise<void> {
+  let total = seen;
+  while (total < DRAIN_LIMIT_BYTES) {
+    const chunk = await reader.read();
+    if (chunk.done) return;
+    total += chunk.value.byteLength;
+  }
+  await reader.cancel();
+}
+
+const tooLarge = (): Response =>
+  problem("payload_too_large", `request body is larger than ${MAX_BODY_BYTES} bytes`);
+
+export async function readBodyBytes(request: Request): Promise<BodyRead> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  const body = request.body;
+  if (body === null) return { ok: true, bytes: new Uint8Array() };
+  const reader = body.getReader();
+  if (declared > MAX_BODY_BYTES) {
+    await drain(reader, 0);
+    return { ok: false, response: tooLarge() };
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    total += chunk.value.byteLength;
+    if (total > MAX_BODY_BYTES) {
+      await drain(reader, total);
+      return { ok: false, response: tooLarge() };
+    }
+    chunks.push(chunk.value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { ok: true, bytes };
+}
+
+const isJsonType = (type: string): boolean =>
+  /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type);
+
+/** V8 names a position for most syntax errors; for a truncated body the position is its end. */
+function syntaxDetail(error: unknown, text: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const position =
+    /position (\d+)/.exec(message)?.[1] ??
+    (/end of JSON/i.test(message) ? String(text.length) : null);
+  return position === null
+    ? `malformed JSON: ${message}`
+    : `malformed JSON at position ${position}: ${message}`;
+}
+
+function issuesDetail(error: z.ZodError): {
+  detail: string;
+  errors: { path: string; message: string }[];
+} {
+  const errors = error.issues.map((issue) => ({
+    path: issue.path.length === 0 ? "(body)" : issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+  return { detail: errors.map((entry) => `${entry.path}: ${entry.message}`).join("; "), errors };
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+export function validate<S extends z.ZodType>(schema: S, input: unknown): Parsed<z.infer<S>> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const { detail, errors } = issuesDetail(parsed.error);
+  return { ok: false, response: problem("invalid_request", detail, { errors }) };
+}
+
+/**
+ * Parses and validates the JSON body. With `optional`, an empty body (any or no content type)
+ * stands for `{}` so the schema's defaults apply.
+ */
+export async function jsonBody<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  options: { optional?: boolean } = {},
+): Promise<Parsed<z.infer<S>>> {
+  const read = await readBodyBytes(c.req.raw);
+  if (!read.ok) return read;
+  if (read.bytes.byteLength === 0 && options.optional) return validate(schema, {});
+  const type = c.req.header("content-type") ?? "";
+  if (!isJsonType(type)) {
+    return {
+      ok: false,
+      response: problem(
+        "unsupported_media_type",
+        `expected content-type application/json, got ${type || "none"}`,
+      ),
+    };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(read.bytes);
+  } catch {
+    return { ok: false, response: problem("invalid_request", "request body is not valid UTF-8") };
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, response: problem("invalid_request", syntaxDetail(error, text)) };
+  }
+  return validate(schema, input);
+}

@@ -1,0 +1,43 @@
+// Writes every error as application/problem+json (RFC 9457) with a code from the closed set.
+// Which code a failure gets is decided by the domain or the validating middleware.
+import { ERROR_STATUS, type ErrorCode } from "../domain/errors";
+
+const TITLES: Record<ErrorCode, string> = {
+  unauthorized: "Unauthorized",
+  forbidden: "Forbidden",
+  not_found: "Not found",
+  session_exists: "Session exists",
+  run_conflict: "Run conflict",
+  job_conflict: "Job conflict",
+  result_conflict: "Result conflict",
+  invalid_transition: "Invalid transition",
+  lifetime_ended: "Lifetime ended",
+  job_expired: "Job expired",
+  payload_too_large: "Payload too large",
+  unsupported_media_type: "Unsupported media type",
+  invalid_request: "Invalid request",
+  inbox_full: "Inbox full",
+  internal: "Internal error",
+};
+
+export const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
+
+export function problem(
+  code: ErrorCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): Response {
+  const status = ERROR_STATUS[code];
+  const headers = new Headers({ "content-type": "application/problem+json" });
+  if (code === "unauthorized") headers.set("www-authenticate", "Bearer");
+  if (code === "inbox_full") headers.set("retry-after", String(INBOX_FULL_RETRY_AFTER_SECONDS));
+  const body = {
+    type: `https://exec-inbox.dev/problems/${code}`,
+    title: TITLES[code],
+    status,
+    detail,
+    code,
+    ...extra,
+  };
+  return new Response(JSON.stringify(body), { status, headers });
+}

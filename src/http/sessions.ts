@@ -1,0 +1,51 @@
+// Routes for sessions and human messages: validate, call the session object, map the result.
+import type { Hono } from "hono";
+import { checkResumeUrl } from "../domain/resume-url";
+import { appendMessageBody, createSessionBody } from "../domain/schemas";
+import { jsonBody } from "./body";
+import { type AppEnv, pathIds, reply, sessionStub } from "./context";
+import { problem } from "./problem";
+
+export function sessionRoutes(app: Hono<AppEnv>): void {
+  app.post("/v1/sessions", async (c) => {
+    const body = await jsonBody(c, createSessionBody);
+    if (!body.ok) return body.response;
+    let resumeUrl: string | null = null;
+    if (body.value.resume_url !== undefined) {
+      const checked = checkResumeUrl(body.value.resume_url, c.var.config.resumeUrlAllowlist);
+      if (!checked.ok) return problem("invalid_request", checked.reason);
+      resumeUrl = checked.url;
+    }
+    const result = await sessionStub(c, body.value.id).create({
+      id: body.value.id,
+      resumeUrl,
+      metadata: body.value.metadata ?? {},
+    });
+    return reply(result, 201);
+  });
+
+  app.get("/v1/sessions/:sid", async (c) => {
+    const ids = pathIds(c, "sid");
+    if (ids instanceof Response) return ids;
+    return reply(await sessionStub(c, ids.sid).view());
+  });
+
+  app.delete("/v1/sessions/:sid", async (c) => {
+    const ids = pathIds(c, "sid");
+    if (ids instanceof Response) return ids;
+    const result = await sessionStub(c, ids.sid).remove();
+    return result.ok ? new Response(null, { status: 204 }) : reply(result);
+  });
+
+  app.post("/v1/sessions/:sid/messages", async (c) => {
+    const ids = pathIds(c, "sid");
+    if (ids instanceof Response) return ids;
+    const body = await jsonBody(c, appendMessageBody);
+    if (!body.ok) return body.response;
+    const { role, content, metadata } = body.value;
+    return reply(
+      await sessionStub(c, ids.sid).appendMessage({ role, content, metadata: metadata ?? {} }),
+      201,
+    );
+  });
+}

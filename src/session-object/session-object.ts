@@ -1,0 +1,292 @@
+// The session Durable Object: load → decide → persist (one transactionSync) → perform effects.
+// Every rule lives in src/domain; this shell owns storage, the one physical alarm and outbound calls.
+import { DurableObject } from "cloudflare:workers";
+import { mintCallbackToken, verifyCallbackToken } from "../auth/callback-token";
+import { type Config, readConfig } from "../domain/config";
+import type { Ctx, Decision, Effect } from "../domain/decision";
+import { nextDueAt, recordDelivery, tick } from "../domain/delivery";
+import { fail, type Result } from "../domain/errors";
+import { ack, type Claim, claim, type InboxCounts, inboxCounts } from "../domain/inbox";
+import { type CompletionReply, completeJob, reserveJob } from "../domain/jobs";
+import {
+  appendMessage,
+  createSession,
+  deleteSession,
+  finishRun,
+  registerRun,
+  suspendRun,
+} from "../domain/session";
+import type { JobResult, Role, Session, Wake } from "../domain/state";
+import { type JobView, jobView, type SessionView, sessionView } from "../domain/view";
+import type { Env } from "../env";
+import { migrate } from "./migrations";
+import { postResume } from "./resume-webhook";
+import { loadSession, persistSession } from "./store";
+
+const newId = (prefix: string): string => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
+const MAX_TIMER_ROUNDS = 64;
+
+export class SessionObject extends DurableObject<Env> {
+  private session: Session | null = null;
+  private readonly config: Config;
+  private readonly waiters = new Set<() => void>();
+  private armedFor: number | null | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.config = readConfig(env as unknown as Record<string, unknown>);
+    void ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage.sql);
+      this.session = loadSession(ctx.storage.sql);
+      await this.armAlarm(false);
+    });
+  }
+
+  private ctxAt(now: number): Ctx {
+    return { now, config: this.config };
+  }
+
+  /** Persists and swaps the in-memory view in one synchronous block: no await between them. */
+  private commit<T>(decision: Decision<T>): Result<T> & { effects?: readonly Effect[] } {
+    if (!decision.ok) return decision;
+    const before = this.session;
+    this.ctx.storage.transactionSync(() =>
+      persistSession(this.ctx.storage.sql, before, decision.state),
+    );
+    this.session = decision.state;
+    if ((decision.state?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.wakeWaiters();
+    void this.armAlarm(false);
+    return { ok: true, value: decision.value, effects: decision.effects };
+  }
+
+  private withSession<T>(run: (session: Session, now: number) => Decision<T>): Result<T> {
+    if (this.session === null) return fail("not_found", "no such session");
+    const result = this.commit(run(this.session, Date.now()));
+    return result.ok ? { ok: true, value: result.value } : result;
+  }
+
+  private viewOf(session: Session | null): Result<SessionView> {
+    return session === null
+      ? fail("not_found", "no such session")
+      : { ok: true, value: sessionView(session, Date.now()) };
+  }
+
+  private wakeWaiters(): void {
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+  }
+
+  /** Points the one physical alarm at the earliest logical timer; inside alarm() only at the future. */
+  private async armAlarm(inAlarm: boolean): Promise<void> {
+    const due = this.session === null ? null : nextDueAt(this.session, { config: this.config });
+    const at = due === null ? null : inAlarm ? Math.max(due, Date.now() + 1) : due;
+    if (at === this.armedFor) return;
+    this.armedFor = at;
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
+  }
+
+  // ---- sessions and messages -------------------------------------------------------------
+
+  create(cmd: {
+    id: string;
+    resumeUrl: string | null;
+    metadata: Record<string, unknown>;
+  }): Result<SessionView> {
+    const now = Date.now();
+    const result = this.commit(createSession(this.session, { ...cmd, lifetime: newId("lt") }, now));
+    return result.ok ? this.viewOf(result.value) : result;
+  }
+
+  view(): Result<SessionView> {
+    return this.viewOf(this.session);
+  }
+
+  remove(): Result<null> {
+    const result = this.commit(deleteSession(this.session));
+    if (result.ok) this.wakeWaiters();
+    return result.ok ? { ok: true, value: null } : result;
+  }
+
+  appendMessage(cmd: {
+    role: Role;
+    content: unknown;
+    metadata: Record<string, unknown>;
+  }): Result<{ index: number }> {
+    return this.withSession((session, now) => appendMessage(session, cmd, now));
+  }
+
+  // ---- runs ------------------------------------------------------------------------------
+
+  registerRun(cmd: {
+    runId: string | null;
+    resumeId: string | null;
+  }): Result<{ run_id: string; notify_seq: number }> {
+    return this.withSession((session, now) =>
+      registerRun(session, { runId: cmd.runId ?? newId("run"), resumeId: cmd.resumeId }, now),
+    );
+  }
+
+  suspend(cmd: {
+    runId: string;
+    handles: string[];
+    wake: Wake;
+    ceilingMs: number | null;
+  }): Result<SessionView> {
+    const result = this.withSession((session, now) =>
+      suspendRun(session, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
+    );
+    return result.ok ? this.viewOf(result.value) : result;
+  }
+
+  finish(cmd: { runId: string }): Result<SessionView> {
+    const result = this.withSession((session, now) =>
+      finishRun(session, { ...cmd, resumeId: newId("rs") }, now),
+    );
+    return result.ok ? this.viewOf(result.value) : result;
+  }
+
+  async notifications(cmd: {
+    runId: string;
+    after: number;
+    waitMs: number;
+  }): Promise<Result<{ notify_seq: number; pending: number }>> {
+    const snapshot = (): Result<{ notify_seq: number; pending: number }> =>
+      this.session === null
+        ? fail("not_found", "no such session")
+        : {
+            ok: true,
+            value: {
+              notify_seq: this.session.notifySeq,
+              pending: inboxCounts(this.session, Date.now()).pending,
+            },
+          };
+    if (this.session === null) return fail("not_found", "no such session");
+    if (this.session.run?.runId !== cmd.runId) {
+      return fail("invalid_transition", `run ${cmd.runId} is not the active run of this session`);
+    }
+    if (this.session.notifySeq > cmd.after || cmd.waitMs === 0) return snapshot();
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, cmd.waitMs);
+      this.waiters.add(done);
+    });
+    return snapshot();
+  }
+
+  // ---- exec jobs -------------------------------------------------------------------------
+
+  private tokenFor(session: Session, handle: string): string {
+    const secrets = this.config.callbackSecrets;
+    const stored = session.jobs[handle]?.callbackToken;
+    if (stored !== undefined && verifyCallbackToken(stored, secrets) !== null) return stored;
+    const signer = secrets[0];
+    if (signer === undefined) throw new Error("CALLBACK_SECRETS is not set");
+    return mintCallbackToken(signer, { sessionId: session.id, lifetime: session.lifetime, handle });
+  }
+
+  reserveJob(cmd: {
+    handle: string;
+    command: string;
+  }): Result<{ job: JobView; token: string; created: boolean }> {
+    const result = this.withSession((session, now) =>
+      reserveJob(session, { ...cmd, callbackToken: this.tokenFor(session, cmd.handle) }, now),
+    );
+    if (!result.ok) return result;
+    const { job, created } = result.value;
+    return { ok: true, value: { job: jobView(job), token: job.callbackToken, created } };
+  }
+
+  getJob(cmd: { handle: string }): Result<JobView> {
+    const session = this.session;
+    if (session === null) return fail("not_found", "no such session");
+    if (session.purged[cmd.handle] !== undefined) {
+      return fail("job_expired", `job ${cmd.handle} was purged after its retention period`);
+    }
+    const job = session.jobs[cmd.handle];
+    return job === undefined
+      ? fail("not_found", `no job ${cmd.handle}`)
+      : { ok: true, value: jobView(job) };
+  }
+
+  listJobs(): Result<{ jobs: JobView[] }> {
+    const session = this.session;
+    if (session === null) return fail("not_found", "no such session");
+    const jobs = Object.values(session.jobs).sort(
+      (a, b) => a.reservedAt - b.reservedAt || (a.handle < b.handle ? -1 : 1),
+    );
+    return { ok: true, value: { jobs: jobs.map(jobView) } };
+  }
+
+  complete(cmd: {
+    lifetime: string;
+    handle: string;
+    result: JobResult;
+    observed: boolean;
+  }): Result<CompletionReply> {
+    const now = Date.now();
+    const result = this.commit(
+      completeJob(this.session, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
+    );
+    return result.ok ? { ok: true, value: result.value } : result;
+  }
+
+  // ---- inbox -----------------------------------------------------------------------------
+
+  inbox(): Result<InboxCounts> {
+    const session = this.session;
+    return session === null
+      ? fail("not_found", "no such session")
+      : { ok: true, value: inboxCounts(session, Date.now()) };
+  }
+
+  claim(cmd: { max: number; leaseMs: number }): Result<{ claims: Claim[] }> {
+    return this.withSession((session, now) => claim(session, cmd, now));
+  }
+
+  ack(cmd: { ids: string[] }): Result<{ acked: string[]; unknown: string[] }> {
+    return this.withSession((session, now) => ack(session, cmd.ids, now));
+  }
+
+  // ---- timers ----------------------------------------------------------------------------
+
+  override async alarm(): Promise<void> {
+    this.armedFor = undefined;
+    for (let round = 0; round < MAX_TIMER_ROUNDS && this.session !== null; round += 1) {
+      const now = Date.now();
+      const due = nextDueAt(this.session, { config: this.config });
+      if (due === null || due > now) break;
+      const result = this.commit(
+        tick(this.session, { resumeId: newId("rs"), random: Math.random() }, this.ctxAt(now)),
+      );
+      for (const effect of (result.ok && result.effects) || []) await this.deliver(effect);
+    }
+    await this.armAlarm(true);
+  }
+
+  private async deliver(effect: Effect): Promise<void> {
+    const outcome = await postResume(
+      effect.url,
+      effect.payload,
+      this.config.resumeSigningSecret,
+      Date.now(),
+    );
+    // The fetch let other requests in: the domain re-checks that this resume is still the one due.
+    if (this.session === null) return;
+    this.commit(
+      recordDelivery(
+        this.session,
+        {
+          resumeId: effect.payload.resume_id,
+          delivered: outcome.delivered,
+          error: outcome.delivered ? null : outcome.error,
+        },
+        this.ctxAt(Date.now()),
+      ),
+    );
+  }
+}
