@@ -1,0 +1,5 @@
+declare namespace Cloudflare {
+  interface Env extends import("../src/env").Env {
+    readonly AGENT_HOST: Fetcher;
+  }
+}

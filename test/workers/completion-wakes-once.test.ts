@@ -1,0 +1,108 @@
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it, vi } from "vitest";
+import {
+  call,
+  claim,
+  complete,
+  deliveries,
+  fireAlarm,
+  result,
+  SIGNING_SECRET,
+  suspendedOn,
+  uniqueId,
+  view,
+} from "../support/api";
+
+describe("a terminal result for a suspended session", () => {
+  it("is stored, clears the wait, wakes exactly once and stays pullable", async () => {
+    const sid = uniqueId("wake-once");
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    const before = await view(sid);
+    expect(before.status).toBe("suspended");
+    expect(before.waiting_for_bash).toMatchObject({ handles: ["h1"], wake: "all" });
+    expect(before.suspension).toMatchObject({ reason: "waiting_for_bash", resumable: true });
+    expect(before.metadata.runtime).toEqual({
+      suspend_reason: "waiting_for_bash",
+      background_exec_id: "h1",
+    });
+
+    const accepted = await complete(sid, "h1", tokens.h1!, result(7, "inbox-result"));
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toEqual({
+      outcome: "accepted",
+      generation: 1,
+      disposition: "resume_scheduled",
+    });
+
+    const after = await view(sid);
+    expect(after.status).toBe("resuming");
+    expect(after.waiting_for_bash).toBeNull();
+    expect(after.suspension).toBeNull();
+    expect(after.metadata).toEqual({});
+    expect(after.inbox).toEqual({ pending: 1, claimed: 0, generation: 1 });
+    expect(after.resume).toMatchObject({ reason: "background_exec_completed" });
+
+    // The real alarm fires at once; running it again by hand must not deliver a second time.
+    const sent = await vi.waitFor(async () => {
+      const list = await deliveries(sid);
+      expect(list).toHaveLength(1);
+      return list;
+    });
+    await fireAlarm(sid);
+    const delivery = sent[0]!;
+    const payload = new Webhook(SIGNING_SECRET).verify(delivery.body, delivery.headers) as Record<
+      string,
+      unknown
+    >;
+    expect(payload).toEqual({
+      type: "session.resume",
+      session_id: sid,
+      lifetime: after.lifetime,
+      resume_id: after.resume.resume_id,
+      reason: "background_exec_completed",
+      inbox: { pending: 1 },
+    });
+    expect(delivery.headers["webhook-id"]).toBe(after.resume.resume_id);
+
+    const claimed = await claim(sid);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.claims).toHaveLength(1);
+    const { envelope, provider_message: message } = claimed.body.claims[0];
+    expect(envelope.body.instruction).toBe("background_exec_completed");
+    expect(envelope.correlation_id).toBe("h1");
+    expect(JSON.parse(envelope.body.data.result)).toEqual({
+      session_id: "h1",
+      status: "completed",
+      exit_code: 7,
+      output: "inbox-result",
+      output_truncated: false,
+    });
+    expect(message.role).toBe("user");
+    expect(message.metadata.hidden_from_ui).toBe(true);
+    expect(message.content).toContain('write_stdin with session_id="h1"');
+    expect(message.content).toContain("inbox-result");
+    expect(message.content).not.toContain("BashOutput");
+
+    const duplicate = await complete(sid, "h1", tokens.h1!, result(7, "inbox-result"));
+    expect(duplicate.status).toBe(200);
+    expect(duplicate.body).toEqual({ outcome: "duplicate", generation: 1 });
+    await fireAlarm(sid);
+    expect(await deliveries(sid)).toHaveLength(1);
+    const settled = await view(sid);
+    expect(settled.inbox).toEqual({ pending: 0, claimed: 1, generation: 1 });
+    expect(settled.resume).toMatchObject({
+      resume_id: after.resume.resume_id,
+      state: "delivered",
+      attempts: 1,
+    });
+
+    const pulled = await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`);
+    expect(pulled.status).toBe(200);
+    expect(pulled.body).toMatchObject({
+      handle: "h1",
+      status: "completed",
+      exit_code: 7,
+      output: "inbox-result",
+    });
+  });
+});

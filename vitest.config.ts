@@ -1,0 +1,53 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+// Local test values only; production settings come from `wrangler secret put`.
+const TEST_BINDINGS = {
+  AGENT_TOKENS: "test-agent-token,second-agent-token",
+  CALLBACK_SECRETS: "test-callback-secret-new,test-callback-secret-old",
+  RESUME_SIGNING_SECRET: "whsec_dGVzdC1yZXN1bWUtc2lnbmluZy1zZWNyZXQtMDEyMzQ1Njc4OQ==",
+  RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
+  RESUME_WEBHOOK_URL: "",
+  RESUME_MAX_ATTEMPTS: "4",
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: TEST_BINDINGS,
+              // Every outbound fetch of the Worker (the resume webhooks) reaches the recording host.
+              outboundService: "agent-host",
+              serviceBindings: { AGENT_HOST: "agent-host" },
+              workers: [
+                {
+                  name: "agent-host",
+                  modules: true,
+                  scriptPath: "./test/support/agent-host.mjs",
+                  compatibilityDate: "2026-04-15",
+                },
+              ],
+            },
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["src/**/*.test.ts", "test/workers/**/*.test.ts"],
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
