@@ -1,5 +1,13 @@
-declare namespace Cloudflare {
-  interface Env extends import("../src/env").Env {
-    readonly AGENT_HOST: Fetcher;
+import type { Env as WorkerEnv } from "../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {
+      readonly AGENT_HOST: Fetcher;
+    }
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
+      durableNamespaces: "SessionObject";
+    }
   }
 }

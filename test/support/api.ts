@@ -9,8 +9,10 @@ const BASE = "http://exec-inbox.test";
 
 let counter = 0;
 /** One fresh id per test, so tests never share a session. */
-export const uniqueId = (prefix: string): string =>
-  `${prefix}-${Date.now().toString(36)}-${(counter += 1)}`;
+export function uniqueId(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${counter}`;
+}
 
 export interface Answer<T = any> {
   status: number;
