@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+import { at, CONFIG, completed, ok, suspendedOn, T0 } from "../../test/support/domain";
+import { backoffMs, nextDueAt, recordDelivery, tick } from "./delivery";
+import { completeJob, reserveJob } from "./jobs";
+import { registerRun } from "./session";
+import { sessionStatus } from "./state";
+
+function woken() {
+  const state = suspendedOn(["a"]);
+  return ok(
+    completeJob(
+      state,
+      {
+        lifetime: state.lifetime,
+        handle: "a",
+        result: completed(0, "x"),
+        observed: false,
+        resumeId: "rs-1",
+      },
+      at(T0),
+    ),
+  ).state;
+}
+
+const fire = (state: ReturnType<typeof woken>, now: number, config = {}) =>
+  ok(tick(state, { resumeId: "rs-unused", random: 0.5 }, at(now, config)));
+
+describe("resume delivery", () => {
+  it("backoff grows exponentially and stays within 1 s and 5 min", () => {
+    const delays = [1, 2, 3, 4, 5, 10, 20].map((attempt) => backoffMs(attempt, 1));
+    expect(delays).toEqual([1000, 2000, 4000, 8000, 16000, 300000, 300000]);
+    for (let attempt = 1; attempt < 30; attempt += 1) {
+      expect(backoffMs(attempt, 0)).toBeGreaterThanOrEqual(1000);
+      expect(backoffMs(attempt, 0.999)).toBeLessThanOrEqual(300000);
+    }
+  });
+
+  it("an attempt is recorded before the POST, so a crash mid-delivery retries with the same resume_id", () => {
+    const first = fire(woken(), T0);
+    expect(first.effects).toHaveLength(1);
+    expect(first.effects[0]).toMatchObject({
+      attempt: 1,
+      url: "http://hooks.test/h",
+      payload: { resume_id: "rs-1" },
+    });
+    expect(first.state.resume).toMatchObject({ attempts: 1, state: "scheduled" });
+    // No recordDelivery: the process died. Firing again at the same time sends nothing twice.
+    expect(fire(first.state, T0).effects).toEqual([]);
+    const retry = fire(first.state, nextDueAt(first.state, at(T0)) ?? 0);
+    expect(retry.effects[0]).toMatchObject({ attempt: 2, payload: { resume_id: "rs-1" } });
+  });
+
+  it("a failed delivery is retried with the same resume_id until the last attempt, then fails for good", () => {
+    let state = woken();
+    let now = T0;
+    const ids: string[] = [];
+    for (let attempt = 1; attempt <= CONFIG.resumeMaxAttempts; attempt += 1) {
+      const fired = fire(state, now);
+      ids.push(fired.effects[0]?.payload.resume_id ?? "none");
+      state = ok(
+        recordDelivery(
+          fired.state,
+          { resumeId: "rs-1", delivered: false, error: "agent host answered 500" },
+          at(now),
+        ),
+      ).state;
+      now = nextDueAt(state, at(now)) ?? now;
+    }
+    expect(ids).toEqual(["rs-1", "rs-1", "rs-1"]);
+    expect(state.resume).toMatchObject({
+      state: "failed",
+      attempts: 3,
+      lastError: "agent host answered 500",
+    });
+    expect(sessionStatus(state)).toBe("idle");
+    expect(Object.values(state.inbox).map((item) => item.state)).toEqual(["pending"]);
+  });
+
+  it("a delivered resume that no run takes is delivered again after the claim timeout, as an attempt", () => {
+    const sent = fire(woken(), T0);
+    const delivered = ok(
+      recordDelivery(sent.state, { resumeId: "rs-1", delivered: true, error: null }, at(T0 + 10)),
+    ).state;
+    expect(delivered.resume).toMatchObject({
+      state: "delivered",
+      nextAttemptAt: T0 + 10 + CONFIG.resumeClaimTimeoutMs,
+    });
+    expect(fire(delivered, T0 + 20).effects).toEqual([]);
+    const again = fire(delivered, T0 + 10 + CONFIG.resumeClaimTimeoutMs);
+    expect(again.effects[0]).toMatchObject({ attempt: 2, payload: { resume_id: "rs-1" } });
+  });
+
+  it("an outcome recorded after a run took the resume changes nothing", () => {
+    const sent = fire(woken(), T0);
+    const taken = ok(registerRun(sent.state, { runId: "r", resumeId: "rs-1" }, T0 + 1)).state;
+    const late = ok(
+      recordDelivery(taken, { resumeId: "rs-1", delivered: false, error: "500" }, at(T0 + 2)),
+    );
+    expect(late.state).toBe(taken);
+  });
+
+  it("without any resume URL the resume waits as no_target until a run registers", () => {
+    const state = { ...woken(), resumeUrl: null };
+    const fired = fire(state, T0);
+    expect(fired.effects).toEqual([]);
+    expect(fired.state.resume?.state).toBe("no_target");
+    expect(sessionStatus(fired.state)).toBe("resuming");
+    expect(fired.state.resume?.nextAttemptAt).toBeNull();
+  });
+
+  it("the resume URL is resolved at each attempt, so a configured webhook applies to a pending resume", () => {
+    const fired = fire({ ...woken(), resumeUrl: null }, T0, {
+      resumeWebhookUrl: "http://hooks.test/global",
+    });
+    expect(fired.effects[0]?.url).toBe("http://hooks.test/global");
+  });
+});
+
+describe("wait ceiling", () => {
+  it("a ceiling that passes admits a wait_expired notice and wakes with that reason", () => {
+    const state = suspendedOn(["a", "b"]);
+    const expired = ok(
+      tick(state, { resumeId: "rs-ceiling", random: 0 }, at(T0 + CONFIG.waitCeilingMs)),
+    );
+    expect(expired.state.wait).toBeNull();
+    const items = Object.values(expired.state.inbox);
+    expect(items.map((item) => item.envelope.body)).toEqual([
+      {
+        type: "runtime_instruction",
+        instruction: "background_exec_wait_expired",
+        data: { handles: ["a", "b"] },
+      },
+    ]);
+    expect(expired.state.resume).toMatchObject({
+      resumeId: "rs-ceiling",
+      reason: "background_exec_wait_expired",
+    });
+  });
+
+  it("when the real result came first the ceiling does nothing", () => {
+    const state = woken();
+    const later = ok(
+      tick(
+        { ...state, resume: null },
+        { resumeId: "rs-x", random: 0 },
+        at(T0 + CONFIG.waitCeilingMs),
+      ),
+    );
+    expect(Object.values(later.state.inbox).map((item) => item.envelope.body.instruction)).toEqual([
+      "background_exec_completed",
+    ]);
+  });
+});
+
+describe("retention", () => {
+  it("a job is purged after JOB_RETENTION_MS and its handle can never be reserved or completed again", () => {
+    const state = woken();
+    const purged = fire(state, T0 + CONFIG.jobRetentionMs).state;
+    expect(purged.jobs.a).toBeUndefined();
+    expect(purged.purged.a).toBe(T0 + CONFIG.jobRetentionMs);
+    expect(
+      reserveJob(purged, { handle: "a", command: "run a", callbackToken: "t" }, T0),
+    ).toMatchObject({
+      code: "job_expired",
+    });
+    expect(
+      completeJob(
+        purged,
+        {
+          lifetime: purged.lifetime,
+          handle: "a",
+          result: completed(0, "x"),
+          observed: false,
+          resumeId: "r",
+        },
+        at(T0),
+      ),
+    ).toMatchObject({ code: "job_expired" });
+  });
+});

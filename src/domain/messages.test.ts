@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { completed, T0 } from "../../test/support/domain";
+import {
+  completionEnvelope,
+  ENVELOPE_MAX_BYTES,
+  providerMessage,
+  waitExpiredEnvelope,
+} from "./messages";
+import type { Job } from "./state";
+import { utf8Bytes, utf8Tail } from "./text";
+
+const job: Job = {
+  handle: "h1",
+  command: "make test",
+  lifetime: "lt-1",
+  reservedAt: T0,
+  callbackToken: "t",
+  result: null,
+  completedAt: null,
+  generation: null,
+};
+
+const UNKNOWN_TEXTS = [
+  providerMessage(waitExpiredEnvelope("lt-1", ["h1", "h2"], T0, 3, T0)).content,
+  providerMessage(
+    completionEnvelope(job, completed(0, "", { status: "lost", exitCode: null }), 4, T0),
+  ).content,
+];
+
+describe("provider messages", () => {
+  it("a completion tells the model to pull with write_stdin and never mentions BashOutput", () => {
+    const message = providerMessage(completionEnvelope(job, completed(7, "inbox-result"), 1, T0));
+    expect(message.content).toContain('session_id="h1"');
+    expect(message.content).toContain("make test");
+    expect(message.content).toContain("exit code: 7");
+    expect(message.content).toContain("inbox-result");
+    expect(message.content).toContain("write_stdin");
+    expect(message.content).not.toContain("BashOutput");
+    expect(message.metadata).toEqual({
+      hidden_from_ui: true,
+      runtime_kind: "background_exec_completed",
+      session_message: {
+        id: message.id,
+        generation: 1,
+        instruction: "background_exec_completed",
+        correlation_id: "h1",
+      },
+    });
+  });
+
+  it("a wait ceiling or a lost process never claims completion", () => {
+    for (const text of UNKNOWN_TEXTS) {
+      expect(text).toContain("Completion is not confirmed");
+      expect(text).toContain("unknown outcome");
+      expect(text).toContain("write_stdin");
+      expect(text).not.toMatch(/have completed|finished/i);
+    }
+  });
+
+  it("the message shows at most a 4 KiB tail of the output", () => {
+    const output = `${"a".repeat(10_000)}END`;
+    const content = providerMessage(completionEnvelope(job, completed(0, output), 1, T0)).content;
+    expect(content).toContain("END");
+    expect(content.length).toBeLessThan(4096 + 400);
+  });
+});
+
+describe("envelopes", () => {
+  it("the same completion always gets the same id, another result of another job another id", () => {
+    const one = completionEnvelope(job, completed(0, "x"), 1, T0);
+    expect(completionEnvelope(job, completed(0, "x"), 1, T0 + 5).id).toBe(one.id);
+    expect(completionEnvelope({ ...job, handle: "h2" }, completed(0, "x"), 1, T0).id).not.toBe(
+      one.id,
+    );
+  });
+
+  it("an envelope stays within 64 KiB even when the output escapes to six times its size", () => {
+    const output = "\u0001".repeat(250_000);
+    const envelope = completionEnvelope(
+      { ...job, command: "\u0002".repeat(8000) },
+      completed(0, output),
+      1,
+      T0,
+    );
+    expect(utf8Bytes(JSON.stringify(envelope))).toBeLessThanOrEqual(ENVELOPE_MAX_BYTES);
+    expect(JSON.parse(String(envelope.body.data.result)).output_truncated).toBe(true);
+  });
+
+  it("the result keeps a tail of at most 16 KiB cut on a UTF-8 boundary", () => {
+    const output = "é".repeat(20_000);
+    const result = JSON.parse(
+      String(completionEnvelope(job, completed(0, output), 1, T0).body.data.result),
+    );
+    expect(utf8Bytes(result.output)).toBeLessThanOrEqual(16 * 1024);
+    expect(result.output).toMatch(/^é+$/);
+    expect(result.output_truncated).toBe(true);
+  });
+
+  it("a UTF-8 tail never starts inside a character", () => {
+    expect(utf8Tail("a😀b", 5)).toBe("😀b");
+    expect(utf8Tail("a😀b", 4)).toBe("b");
+    expect(utf8Tail("abc", 10)).toBe("abc");
+  });
+});

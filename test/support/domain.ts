@@ -1,0 +1,80 @@
+// Builders for domain tests: a session and results from defaults, a fixed clock and config.
+import type { Ctx, Decision, Effect } from "../../src/domain/decision";
+import { reserveJob } from "../../src/domain/jobs";
+import { createSession, registerRun, suspendRun } from "../../src/domain/session";
+import type { JobResult, Session } from "../../src/domain/state";
+
+export const T0 = 1_700_000_000_000;
+
+export const CONFIG: Ctx["config"] = {
+  waitCeilingMs: 60_000,
+  jobRetentionMs: 86_400_000,
+  resumeMaxAttempts: 3,
+  resumeClaimTimeoutMs: 600_000,
+  resumeWebhookUrl: null,
+};
+
+export const at = (now: number, config: Partial<Ctx["config"]> = {}): Ctx => ({
+  now,
+  config: { ...CONFIG, ...config },
+});
+
+/** Unwraps a decision a test expects to succeed. */
+export function ok<T>(decision: Decision<T>): {
+  state: Session;
+  value: T;
+  effects: readonly Effect[];
+} {
+  if (!decision.ok) throw new Error(`expected success, got ${decision.code}: ${decision.detail}`);
+  if (decision.state === null) throw new Error("expected a session");
+  return { state: decision.state, value: decision.value, effects: decision.effects };
+}
+
+export const completed = (
+  exitCode: number,
+  output: string,
+  extra: Partial<JobResult> = {},
+): JobResult => ({
+  status: "completed",
+  exitCode,
+  output,
+  outputTruncated: false,
+  outputBytesTotal: new TextEncoder().encode(output).byteLength,
+  endedBy: "process",
+  ...extra,
+});
+
+export function session(overrides: Partial<Session> = {}): Session {
+  const created = ok(
+    createSession(
+      null,
+      { id: "s1", lifetime: "lt-1", resumeUrl: "http://hooks.test/h", metadata: {} },
+      T0,
+    ),
+  ).state;
+  return { ...created, ...overrides };
+}
+
+export function withJobs(base: Session, handles: string[], now = T0): Session {
+  let state = base;
+  for (const handle of handles) {
+    state = ok(
+      reserveJob(state, { handle, command: `run ${handle}`, callbackToken: `tok-${handle}` }, now),
+    ).state;
+  }
+  return state;
+}
+
+/** A session with the jobs reserved and a run suspended on them. */
+export function suspendedOn(handles: string[], wake: "all" | "any" = "all", now = T0): Session {
+  const running = ok(
+    registerRun(withJobs(session(), handles, now), { runId: "run-1", resumeId: null }, now),
+  ).state;
+  return ok(
+    suspendRun(
+      running,
+      { runId: "run-1", handles, wake, ceilingMs: null, resumeId: "rs-suspend" },
+      at(now),
+    ),
+  ).state;
+}
