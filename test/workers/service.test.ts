@@ -1,0 +1,77 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
+import { call, complete, createSession, reserve, result, stubOf, uniqueId } from "../support/api";
+
+describe("service routes", () => {
+  it("healthz answers without auth", async () => {
+    const answer = await call("GET", "/healthz", { token: null });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ ok: true, version: "0.1.0" });
+  });
+
+  it("the OpenAPI document describes every route with the request schemas", async () => {
+    const answer = await call("GET", "/openapi.json", { token: null });
+    expect(answer.status).toBe(200);
+    expect(answer.body.openapi).toBe("3.1.0");
+    const completion = answer.body.paths["/v1/sessions/{sid}/exec-jobs/{handle}/completion"].post;
+    const schema = completion.requestBody.content["application/json"].schema;
+    expect(schema.required).toEqual(["status", "exit_code", "output"]);
+    expect(schema.properties.status.enum).toEqual(["completed", "failed", "killed", "lost"]);
+    expect(Object.keys(answer.body.paths)).toHaveLength(15);
+  });
+
+  it("an unknown route is a problem+json 404", async () => {
+    const answer = await call("GET", "/v2/nothing");
+    expect(answer.status).toBe(404);
+    expect(answer.body.code).toBe("not_found");
+  });
+
+  it("no storage column or callback token leaks into a job or session view", async () => {
+    const sid = uniqueId("leak");
+    await createSession(sid);
+    const job = await reserve(sid, "h1");
+    await complete(sid, "h1", job.callback.token, result(0, "x"));
+    const pulled = (await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
+    expect(Object.keys(pulled).sort()).toEqual(
+      [
+        "command",
+        "completed_at",
+        "ended_by",
+        "exit_code",
+        "handle",
+        "lifetime",
+        "output",
+        "output_bytes_total",
+        "output_truncated",
+        "reserved_at",
+        "status",
+      ].sort(),
+    );
+    const texts = [
+      JSON.stringify(pulled),
+      JSON.stringify((await call("GET", `/v1/sessions/${sid}`)).body),
+      JSON.stringify((await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body),
+    ];
+    for (const text of texts) {
+      expect(text).not.toContain(job.callback.token);
+      expect(text).not.toMatch(/callback_token|callbackToken|singleton|lease_expires_at":\d/);
+    }
+  });
+});
+
+describe("migrations", () => {
+  it("applying the migration list again changes nothing and records each id once", async () => {
+    const sid = uniqueId("migrate");
+    await createSession(sid);
+    await runInDurableObject(stubOf(sid), (_, state) => {
+      migrate(state.storage.sql);
+      migrate(state.storage.sql);
+      const applied = state.storage.sql
+        .exec<{ id: number }>("SELECT id FROM _migrations ORDER BY id")
+        .toArray();
+      expect(applied.map((row) => row.id)).toEqual(MIGRATIONS.map((migration) => migration.id));
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM session").one().n).toBe(1);
+    });
+  });
+});
