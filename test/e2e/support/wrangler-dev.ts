@@ -1,0 +1,150 @@
+// Starts the real `wrangler dev` (local workerd, state on disk) and a real HTTP agent host for e2e tests.
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export const AGENT_TOKEN = "dev-agent-token";
+
+/** The committed local secrets, as `npm start` loads them. */
+export function devVar(name: string): string {
+  const line = readFileSync(".dev.vars.example", "utf8")
+    .split("\n")
+    .find((entry) => entry.startsWith(`${name}=`));
+  if (line === undefined) throw new Error(`${name} missing from .dev.vars.example`);
+  return line.slice(name.length + 1).trim();
+}
+
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+export interface WranglerDev {
+  readonly base: string;
+  stop(): Promise<void>;
+}
+
+export async function startWranglerDev(
+  stateDir: string,
+  port: number,
+  vars: Record<string, string> = {},
+): Promise<WranglerDev> {
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(await freePort()),
+    "--persist-to",
+    stateDir,
+    "--env-file",
+    ".dev.vars.example",
+    ...Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]),
+  ];
+  const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`wrangler dev did not answer: ${output}`);
+    await sleep(200);
+  }
+  return {
+    base,
+    async stop() {
+      if (child.exitCode !== null || child.pid === undefined) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM");
+      await Promise.race([exited, sleep(5000)]);
+      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+      // workerd lingers briefly after wrangler exits; let the port and the state files go.
+      await sleep(1500);
+    },
+  };
+}
+
+export interface Received {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** A real HTTP server playing the agent host: records every resume webhook, answers 200. */
+export async function startAgentHost(): Promise<{
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}> {
+  const received: Received[] = [];
+  const server: Server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(200).end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return {
+    url: `http://127.0.0.1:${address.port}/resume`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+export async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  token = AGENT_TOKEN,
+) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  // biome-ignore lint/suspicious/noExplicitAny: e2e assertions read arbitrary JSON answers.
+  return { status: response.status, body: (text === "" ? null : JSON.parse(text)) as any };
+}
+
+export async function waitFor<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await sleep(50);
+  }
+}
