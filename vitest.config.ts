@@ -13,6 +13,8 @@ const TEST_BINDINGS = {
 
 export default defineConfig({
   test: {
+    // The JSON report feeds the one-line summary that .ci/run prints.
+    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     projects: [
       {
         plugins: [

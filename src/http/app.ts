@@ -1,6 +1,7 @@
 // The Hono app: body-size guard, configuration, authentication, the resource routes and error mapping.
 import { Hono } from "hono";
 import { bearerToken, isAgentToken } from "../auth/agent-token";
+import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { readConfig } from "../domain/config";
 import { VERSION } from "../version";
 import { MAX_BODY_BYTES, readBodyBytes } from "./body";
@@ -21,7 +22,11 @@ export function createApp(): Hono<AppEnv> {
       const read = await readBodyBytes(c.req.raw);
       return read.ok ? problem("payload_too_large", "request body too large") : read.response;
     }
-    c.set("config", readConfig(c.env as unknown as Record<string, unknown>));
+    const config = readConfig(c.env as unknown as Record<string, unknown>);
+    if (servesDevSecretsRemotely(config, new URL(c.req.url).hostname)) {
+      return problem("internal", "refusing to serve: the local development secrets are configured");
+    }
+    c.set("config", config);
     await next();
   });
 

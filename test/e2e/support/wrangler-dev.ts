@@ -135,7 +135,6 @@ export async function api(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  // biome-ignore lint/suspicious/noExplicitAny: e2e assertions read arbitrary JSON answers.
   return { status: response.status, body: (text === "" ? null : JSON.parse(text)) as any };
 }
 
