@@ -1,0 +1,102 @@
+// The runner's HTTP API: bearer auth, validated tool calls, callback arming, problem+json errors.
+import { Hono } from "hono";
+import { z } from "zod";
+import { bearerToken, isAgentToken } from "../../src/auth/agent-token";
+import { jsonBody } from "../../src/http/body";
+import { problem } from "../../src/http/problem";
+import { TooManyProcesses, UnknownProcess } from "./process-table";
+import type { Runner } from "./runner";
+
+const tokens = z.int().min(1).max(1_000_000);
+
+export const execCommandBody = z.strictObject({
+  cmd: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
+  workdir: z.string().min(1).optional(),
+  yield_time_ms: z.int().min(0).max(3_600_000).optional(),
+  max_output_tokens: tokens.optional(),
+});
+
+export const writeStdinBody = z.strictObject({
+  session_id: z.string().min(1).max(128),
+  chars: z
+    .string()
+    .max(1024 * 1024)
+    .optional(),
+  yield_time_ms: z.int().min(0).max(3_600_000).optional(),
+  max_output_tokens: tokens.optional(),
+});
+
+export const armCallbackBody = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }),
+  token: z.string().min(1).max(4096),
+});
+
+function toolError(error: unknown): Response {
+  if (error instanceof UnknownProcess) return problem("not_found", error.message);
+  if (error instanceof TooManyProcesses) {
+    const body = {
+      type: "https://exec-inbox.dev/problems/too_many_processes",
+      title: "Too many processes",
+      status: 429,
+      detail: error.message,
+      code: "too_many_processes",
+    };
+    return new Response(JSON.stringify(body), {
+      status: 429,
+      headers: { "content-type": "application/problem+json" },
+    });
+  }
+  throw error;
+}
+
+export function runnerApp(runner: Runner, runnerTokens: readonly string[]): Hono {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.json({ ok: true, live_processes: runner.table.liveCount }));
+  app.use("/v1/*", async (c, next) => {
+    if (!isAgentToken(bearerToken(c.req.header("authorization")), runnerTokens)) {
+      return problem("unauthorized", "missing or invalid runner token");
+    }
+    return next();
+  });
+
+  app.post("/v1/exec_command", async (c) => {
+    const body = await jsonBody(c, execCommandBody);
+    if (!body.ok) return body.response;
+    try {
+      return c.json(await runner.table.execCommand(body.value));
+    } catch (error) {
+      return toolError(error);
+    }
+  });
+
+  app.post("/v1/write_stdin", async (c) => {
+    const body = await jsonBody(c, writeStdinBody);
+    if (!body.ok) return body.response;
+    try {
+      return c.json(await runner.table.writeStdin(body.value));
+    } catch (error) {
+      return toolError(error);
+    }
+  });
+
+  app.post("/v1/processes/:sessionId/callback", async (c) => {
+    const body = await jsonBody(c, armCallbackBody);
+    if (!body.ok) return body.response;
+    try {
+      runner.arm(c.req.param("sessionId"), body.value.url, body.value.token);
+      return c.json({ armed: true }, 202);
+    } catch (error) {
+      return toolError(error);
+    }
+  });
+
+  app.notFound(() => problem("not_found", "no such route"));
+  app.onError((error) => {
+    console.error(`[runner] unhandled error: ${error.name}`);
+    return problem("internal", "internal error");
+  });
+  return app;
+}
