@@ -13,7 +13,7 @@ import {
   startWranglerDev,
   type WranglerDev,
   waitFor,
-} from "./support/wrangler-dev";
+} from "../../scripts/lib/local-stack";
 
 describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-e2e-"));

@@ -1,4 +1,5 @@
-// Starts the real `wrangler dev` (local workerd, state on disk) and a real HTTP agent host for e2e tests.
+// Starts the real `wrangler dev` (local workerd, state on disk) and a real HTTP agent host:
+// shared by the e2e tests, the demo and the benchmarks.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
