@@ -136,6 +136,7 @@ export async function api(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
+  // biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
   return { status: response.status, body: (text === "" ? null : JSON.parse(text)) as any };
 }
 

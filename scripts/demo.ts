@@ -1,0 +1,192 @@
+// `npm run demo`: the whole loop on one machine — exec-inbox under wrangler dev, the reference runner,
+// and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import { Runner } from "../runner/src/runner";
+import { runnerApp } from "../runner/src/server";
+import { ExecInboxClient, type ResumePayload, verifyResume } from "../src/client";
+import { devVar, freePort, startWranglerDev, type WranglerDev } from "./lib/local-stack";
+
+const COMMAND = "sleep 2; printf inbox-result; exit 7";
+const RUNNER_TOKEN = "demo-runner-token";
+const started = Date.now();
+
+function step(name: string, detail = ""): void {
+  const elapsed = String(Date.now() - started).padStart(6);
+  console.log(`[+${elapsed} ms] ${name}${detail === "" ? "" : ` — ${detail}`}`);
+}
+
+async function runnerCall<T>(base: string, path: string, body: unknown): Promise<T> {
+  const response = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${RUNNER_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`runner ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** The agent host: verifies each signed resume and hands it to the waiting script. */
+async function startAgentHost(
+  secret: string,
+): Promise<{ url: string; next: Promise<ResumePayload>; server: Server }> {
+  let deliver: (payload: ResumePayload) => void = () => {};
+  const next = new Promise<ResumePayload>((resolve) => {
+    deliver = resolve;
+  });
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+    incoming.on("end", async () => {
+      const headers = new Headers();
+      for (const [key, value] of Object.entries(incoming.headers))
+        if (typeof value === "string") headers.set(key, value);
+      try {
+        const payload = await verifyResume(
+          new Request("http://agent-host/resume", {
+            method: "POST",
+            headers,
+            body: Buffer.concat(chunks),
+          }),
+          secret,
+        );
+        outgoing.writeHead(204).end();
+        deliver(payload);
+      } catch {
+        outgoing.writeHead(401).end();
+      }
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${port}/resume`, next, server };
+}
+
+async function main(): Promise<void> {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-demo-"));
+  let dev: WranglerDev | undefined;
+  let runner: Runner | undefined;
+  let runnerServer: ReturnType<typeof serve> | undefined;
+  let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
+  try {
+    dev = await startWranglerDev(join(stateDir, "exec-inbox"), await freePort(), {
+      RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
+    });
+    step("exec-inbox up (wrangler dev, local state)", dev.base);
+
+    runner = new Runner({
+      stateDir: join(stateDir, "runner"),
+      log: (line) => step("runner", line),
+    });
+    const runnerPort = await freePort();
+    runnerServer = serve({
+      fetch: runnerApp(runner, [RUNNER_TOKEN]).fetch,
+      port: runnerPort,
+      hostname: "127.0.0.1",
+    });
+    const runnerBase = `http://127.0.0.1:${runnerPort}`;
+    step("runner up", runnerBase);
+
+    host = await startAgentHost(devVar("RESUME_SIGNING_SECRET"));
+    step("agent host up", host.url);
+
+    const inbox = new ExecInboxClient({
+      baseUrl: dev.base,
+      token: devVar("AGENT_TOKENS").split(",")[0] ?? "",
+    });
+    const sessionId = `demo-${Date.now()}`;
+    await inbox.createSession({ id: sessionId, resume_url: host.url });
+    step("session created", sessionId);
+    const firstRun = await inbox.registerRun(sessionId);
+    step("run registered", firstRun.run_id);
+
+    const exec = await runnerCall<{ session_id?: string; output: string }>(
+      runnerBase,
+      "/v1/exec_command",
+      {
+        cmd: COMMAND,
+        yield_time_ms: 250,
+      },
+    );
+    if (exec.session_id === undefined) throw new Error("the command did not go to the background");
+    const handle = exec.session_id;
+    step("exec_command yielded: command runs in the background", `session_id=${handle}`);
+
+    const { callback } = await inbox.reserveJob(sessionId, { handle, command: COMMAND });
+    step("job reserved", callback.url);
+    await runnerCall(runnerBase, `/v1/processes/${handle}/callback`, callback);
+    step("runner callback armed");
+
+    const suspended = await inbox.suspend(sessionId, firstRun.run_id, { waiting_for: [handle] });
+    step(
+      "run suspended",
+      `status=${suspended.status}, waiting_for_bash=${suspended.waiting_for_bash?.handles}`,
+    );
+
+    const resume = await Promise.race([
+      host.next,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("no resume within 30 s")), 30_000),
+      ),
+    ]);
+    step(
+      "signed resume webhook received and verified",
+      `resume_id=${resume.resume_id} reason=${resume.reason}`,
+    );
+
+    const resumedRun = await inbox.registerRun(sessionId, { resume_id: resume.resume_id });
+    step("run registered with the resume_id", resumedRun.run_id);
+    const { claims } = await inbox.claim(sessionId);
+    const claim = claims[0];
+    if (claims.length !== 1 || claim === undefined)
+      throw new Error(`expected one claim, got ${claims.length}`);
+    step(
+      "inbox claimed",
+      `${claims.length} envelope, instruction=${claim.envelope.body.instruction}`,
+    );
+    console.log(
+      `\n--- provider message (hidden from UI) ---\n${claim.provider_message.content}\n---\n`,
+    );
+
+    const pulled = await runnerCall<{ exit_code?: number; output: string }>(
+      runnerBase,
+      "/v1/write_stdin",
+      {
+        session_id: handle,
+      },
+    );
+    step(
+      "write_stdin pull from the runner",
+      `exit_code=${pulled.exit_code} output=${JSON.stringify(pulled.output)}`,
+    );
+    const job = await inbox.getJob(sessionId, handle);
+    step(
+      "job pull from exec-inbox",
+      `status=${job.status} exit_code=${job.exit_code} output=${JSON.stringify(job.output)}`,
+    );
+    if (job.exit_code !== 7 || job.output !== "inbox-result")
+      throw new Error("unexpected job result");
+
+    await inbox.ack(sessionId, { ids: [claim.envelope.id] });
+    await inbox.finishRun(sessionId, resumedRun.run_id);
+    const final = await inbox.getSession(sessionId);
+    step("acked and finished", `status=${final.status}, inbox pending=${final.inbox.pending}`);
+    if (final.status !== "idle") throw new Error(`expected idle, got ${final.status}`);
+    step("demo passed: woken exactly once by a real background process");
+  } finally {
+    runnerServer?.close();
+    await runner?.close(1000);
+    host?.server.close();
+    await dev?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+    step("everything shut down");
+  }
+}
+
+main().catch((error: unknown) => {
+  step("demo FAILED", error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});
