@@ -44,7 +44,7 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/runner/**/*.test.ts"],
           environment: "node",
           testTimeout: 60_000,
           hookTimeout: 60_000,

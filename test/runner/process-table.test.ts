@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  clampYield,
+  MAX_LIVE_PROCESSES,
+  ProcessTable,
+  TooManyProcesses,
+} from "../../runner/src/process-table";
+
+let table: ProcessTable;
+afterEach(async () => {
+  await table?.shutdown();
+});
+
+describe("runner process table (real processes)", () => {
+  it("clamps yield_time_ms to 250–30000 with a 10000 default", () => {
+    expect([
+      clampYield(undefined),
+      clampYield(0),
+      clampYield(100),
+      clampYield(5000),
+      clampYield(99_999),
+    ]).toEqual([10_000, 250, 250, 5000, 30_000]);
+  });
+
+  it("a command that exits within the yield returns its exit code and output, no handle", async () => {
+    table = new ProcessTable();
+    const answer = await table.execCommand({ cmd: "printf hi; exit 3", yield_time_ms: 5000 });
+    expect(answer).toMatchObject({ exit_code: 3, output: "hi" });
+    expect(answer.session_id).toBeUndefined();
+  });
+
+  it("a command that outlives the yield hands back a session_id with the output so far", async () => {
+    table = new ProcessTable();
+    const answer = await table.execCommand({
+      cmd: "printf early; sleep 1; printf late; exit 5",
+      yield_time_ms: 300,
+    });
+    expect(answer.session_id).toBeDefined();
+    expect(answer.output).toBe("early");
+    expect(answer.exit_code).toBeUndefined();
+    const polled = await table.writeStdin({ session_id: answer.session_id!, yield_time_ms: 5000 });
+    expect(polled).toMatchObject({ exit_code: 5, output: "late" });
+  });
+
+  it("an exited session stays readable: the same final answer again", async () => {
+    table = new ProcessTable();
+    const started = await table.execCommand({
+      cmd: "sleep 0.3; printf result; exit 2",
+      yield_time_ms: 250,
+    });
+    const first = await table.writeStdin({ session_id: started.session_id!, yield_time_ms: 5000 });
+    const second = await table.writeStdin({ session_id: started.session_id!, yield_time_ms: 5000 });
+    expect(first).toMatchObject({ exit_code: 2, output: "result" });
+    expect(second).toEqual(first);
+  });
+
+  it("write_stdin writes chars to the process", async () => {
+    table = new ProcessTable();
+    const started = await table.execCommand({
+      cmd: "read line; echo got:$line",
+      yield_time_ms: 250,
+    });
+    const answer = await table.writeStdin({
+      session_id: started.session_id!,
+      chars: "ping\n",
+      yield_time_ms: 5000,
+    });
+    expect(answer).toMatchObject({ exit_code: 0, output: "got:ping\n" });
+  });
+
+  it("runs with NO_COLOR=1 and TERM=dumb", async () => {
+    table = new ProcessTable();
+    const answer = await table.execCommand({
+      cmd: 'printf "$NO_COLOR $TERM"',
+      yield_time_ms: 5000,
+    });
+    expect(answer.output).toBe("1 dumb");
+  });
+
+  it("long output comes back as head + marker + tail within max_output_tokens", async () => {
+    table = new ProcessTable();
+    const answer = await table.execCommand({
+      cmd: "printf START; head -c 200000 /dev/zero | tr '\\0' x; printf END",
+      yield_time_ms: 10_000,
+      max_output_tokens: 100,
+    });
+    expect(answer.output.startsWith("START")).toBe(true);
+    expect(answer.output.endsWith("END")).toBe(true);
+    expect(answer.output).toMatch(/bytes omitted/);
+    expect(answer.output_bytes_total).toBe(200_008);
+    expect(answer.output_bytes_dropped).toBeGreaterThan(199_000);
+  });
+
+  it(`refuses a 65th live process with a clear error`, async () => {
+    table = new ProcessTable();
+    for (let i = 0; i < MAX_LIVE_PROCESSES; i += 1) table.start("sleep 30", undefined);
+    expect(table.liveCount).toBe(MAX_LIVE_PROCESSES);
+    expect(() => table.start("true", undefined)).toThrow(TooManyProcesses);
+    expect(() => table.start("true", undefined)).toThrow(/at most 64 processes/);
+  }, 20_000);
+});
