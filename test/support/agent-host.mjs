@@ -1,5 +1,5 @@
 // A stand-in agent host for the workers-pool tests: it records every resume webhook it receives
-// and answers with the statuses a test scripted for that hook key (default 200).
+// and answers with the statuses a test scripted for that hook key (default 200), optionally slowly.
 const deliveries = new Map();
 const scripts = new Map();
 
@@ -16,7 +16,11 @@ export default {
       });
       deliveries.set(key, list);
       const script = scripts.get(key) ?? [];
-      const status = script.length > 0 ? script.shift() : 200;
+      const next = script.length > 0 ? script.shift() : 200;
+      // An entry is a status, or {status, delayMs} for a slow host.
+      const status = typeof next === "number" ? next : next.status;
+      if (typeof next === "object" && next.delayMs > 0)
+        await new Promise((resolve) => setTimeout(resolve, next.delayMs));
       if (status === 0) throw new Error("scripted network failure");
       const headers =
         status >= 300 && status < 400 ? { location: "http://hooks.test/hooks/elsewhere" } : {};

@@ -133,7 +133,10 @@ export async function deliveries(key: string): Promise<Delivery[]> {
 }
 
 /** Scripts the agent host's answers for a hook key: HTTP statuses in order, 0 = network failure. */
-export async function scriptHost(key: string, statuses: number[]): Promise<void> {
+export async function scriptHost(
+  key: string,
+  statuses: Array<number | { status: number; delayMs: number }>,
+): Promise<void> {
   await env.AGENT_HOST.fetch(`http://agent-host/_control/${key}`, {
     method: "PUT",
     body: JSON.stringify({ statuses }),

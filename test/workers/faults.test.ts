@@ -1,0 +1,86 @@
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import {
+  claim,
+  complete,
+  deliveries,
+  registerRun,
+  result,
+  scriptHost,
+  stubOf,
+  suspendedOn,
+  uniqueId,
+  view,
+} from "../support/api";
+
+const until = (check: () => Promise<void>, timeout = 20_000) =>
+  vi.waitFor(check, { timeout, interval: 100 });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function wake(sid: string, script: Parameters<typeof scriptHost>[1]) {
+  await scriptHost(sid, script);
+  const { tokens } = await suspendedOn(sid, ["h1"]);
+  await complete(sid, "h1", tokens.h1!, result(0, "x"));
+}
+
+const resumeIds = async (sid: string) =>
+  new Set((await deliveries(sid)).map((entry) => entry.headers["webhook-id"]));
+
+describe("faults in the real runtime", () => {
+  it("an agent host slower than the 10 s timeout is retried with the same resume_id", async () => {
+    const sid = uniqueId("slow");
+    await wake(sid, [{ status: 200, delayMs: 11_000 }]);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(2), 25_000);
+    expect((await resumeIds(sid)).size).toBe(1);
+    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    expect((await view(sid)).resume.attempts).toBe(2);
+  }, 40_000);
+
+  it("an agent host answering 410 is a failed delivery: retried, nothing in the inbox lost", async () => {
+    const sid = uniqueId("host-410");
+    await wake(sid, [410]);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(2));
+    expect((await resumeIds(sid)).size).toBe(1);
+    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    expect((await view(sid)).inbox.pending).toBe(1);
+  });
+
+  it("alarms run again while a delivery is on the wire send nothing twice", async () => {
+    const sid = uniqueId("alarm-twice");
+    await wake(sid, [{ status: 200, delayMs: 1500 }]);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
+    await runInDurableObject(stubOf(sid), async (instance) => {
+      const object = instance as unknown as { alarm(): Promise<void> };
+      await Promise.all([object.alarm(), object.alarm()]);
+    });
+    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    await sleep(300);
+    expect(await deliveries(sid)).toHaveLength(1);
+  });
+
+  it("a run registered while the delivery is on the wire takes the resume; the late 2xx changes nothing", async () => {
+    const sid = uniqueId("interleave");
+    await wake(sid, [{ status: 200, delayMs: 1500 }]);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
+    const resumeId = (await view(sid)).resume.resume_id;
+    await registerRun(sid, { resume_id: resumeId });
+    expect((await view(sid)).resume.state).toBe("completed");
+    await sleep(2500);
+    expect((await view(sid)).resume).toMatchObject({ resume_id: resumeId, state: "completed" });
+    expect(await deliveries(sid)).toHaveLength(1);
+    expect((await claim(sid)).body.claims).toHaveLength(1);
+  });
+
+  it("an object aborted mid-delivery delivers the same resume again after restart, once more", async () => {
+    const sid = uniqueId("abort-mid");
+    await wake(sid, [{ status: 200, delayMs: 1500 }]);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
+    await abortAllDurableObjects();
+    // The attempt was recorded before the POST, so the restarted object retries on schedule.
+    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    const sent = await deliveries(sid);
+    expect(sent.length).toBe(2);
+    expect((await resumeIds(sid)).size).toBe(1);
+    expect((await view(sid)).inbox.pending).toBe(1);
+  });
+});
