@@ -99,7 +99,7 @@ describe("an HTTP fuzz over every route", () => {
     const sid = uniqueId("fuzz");
     await createSession(sid);
     const job = await reserve(sid, "h1");
-    const runId = await registerRun(sid);
+    await registerRun(sid);
     const before = await view(sid);
     const codes = new Set<string>();
     await fc.assert(
