@@ -28,7 +28,12 @@ export async function freePort(): Promise<number> {
 
 export interface WranglerDev {
   readonly base: string;
+  /** Everything wrangler and workerd printed so far. */
+  logs(): string;
+  /** The process group id of wrangler and its workerd children. */
+  pid(): number | undefined;
   stop(): Promise<void>;
+  kill(): Promise<void>;
 }
 
 export async function startWranglerDev(
@@ -76,6 +81,15 @@ export async function startWranglerDev(
   }
   return {
     base,
+    logs: () => output,
+    pid: () => child.pid,
+    async kill() {
+      if (child.exitCode !== null || child.pid === undefined) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGKILL");
+      await Promise.race([exited, sleep(5000)]);
+      await sleep(500);
+    },
     async stop() {
       if (child.exitCode !== null || child.pid === undefined) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));

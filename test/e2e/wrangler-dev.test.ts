@@ -125,6 +125,18 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
     expect(duplicate.body.outcome).toBe("duplicate");
     await sleep(1000);
     expect(host.received).toHaveLength(1);
+
+    // No token or secret ever reaches a log line.
+    const logs = dev.logs();
+    expect(logs).toContain("/completion");
+    for (const secret of [
+      token,
+      devVar("AGENT_TOKENS"),
+      devVar("CALLBACK_SECRETS"),
+      devVar("RESUME_SIGNING_SECRET"),
+    ]) {
+      expect(logs).not.toContain(secret);
+    }
   });
 
   it("a wait armed before a restart still wakes exactly once after it", async () => {
