@@ -1,0 +1,187 @@
+// `npm run soak [-- --minutes 3 --sessions 20]`: holds a steady mix of every operation against wrangler
+// dev, and reports throughput, error rate, workerd memory over time and what retention leaves stored.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { api, freePort, startWranglerDev } from "./lib/local-stack";
+
+const arg = (name: string, fallback: number) => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index === -1 ? fallback : Number(process.argv[index + 1]);
+};
+const MINUTES = arg("minutes", 3);
+const SESSIONS = arg("sessions", 20);
+const RETENTION_MS = arg("retention-ms", 5000);
+const SAMPLE_MS = 10_000;
+
+function workerdRssKiB(groupId: number | undefined): number {
+  if (groupId === undefined) return 0;
+  const table = execFileSync("ps", ["-o", "rss=,comm=", "-g", String(groupId)], {
+    encoding: "utf8",
+  });
+  return table
+    .split("\n")
+    .filter((line) => line.includes("workerd"))
+    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0] ?? 0), 0);
+}
+
+function sqliteBytes(dir: string): number {
+  let total = 0;
+  const walk = (path: string) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (full.includes("SessionObject") && entry.name.endsWith(".sqlite"))
+        total += statSync(full).size;
+    }
+  };
+  walk(dir);
+  return total;
+}
+
+async function main(): Promise<void> {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-soak-"));
+  const host = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(200).end());
+  });
+  const hostPort = await freePort();
+  await new Promise<void>((resolve) => host.listen(hostPort, "127.0.0.1", resolve));
+  const dev = await startWranglerDev(stateDir, await freePort(), {
+    RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
+    JOB_RETENTION_MS: String(RETENTION_MS),
+  });
+  const base = dev.base;
+  const run = Date.now().toString(36);
+  const counts = { requests: 0, errors: 0, cycles: 0 };
+  const errors: string[] = [];
+
+  async function ok(method: string, path: string, body?: unknown, token?: string) {
+    counts.requests += 1;
+    const answer = await api(base, method, path, body, token);
+    if (answer.status >= 400) {
+      counts.errors += 1;
+      if (errors.length < 10)
+        errors.push(`${method} ${path} → ${answer.status} ${JSON.stringify(answer.body)}`);
+    }
+    return answer.body;
+  }
+
+  /** One agent session's life: reserve, suspend, complete, resume, claim, ack, finish, talk. */
+  async function sessionLoop(index: number, until: number): Promise<void> {
+    const sid = `soak-${run}-${index}`;
+    await ok("POST", "/v1/sessions", {
+      id: sid,
+      resume_url: `http://127.0.0.1:${hostPort}/resume`,
+    });
+    for (let cycle = 0; Date.now() < until; cycle += 1) {
+      const handle = `h${cycle}`;
+      const reserved = await ok("POST", `/v1/sessions/${sid}/exec-jobs`, {
+        handle,
+        command: `step ${cycle}`,
+      });
+      const runId = (await ok("POST", `/v1/sessions/${sid}/runs`, {})).run_id;
+      await ok("POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, { waiting_for: [handle] });
+      const path = `/v1/sessions/${sid}/exec-jobs/${handle}/completion`;
+      const body = {
+        status: "completed",
+        exit_code: 0,
+        output: `output of step ${cycle} `.repeat(20),
+      };
+      await ok("POST", path, body, reserved.callback.token);
+      await ok("POST", path, body, reserved.callback.token); // the runner's retry: a duplicate
+      const resumed = (await ok("POST", `/v1/sessions/${sid}/runs`, {})).run_id;
+      const claims = (await ok("POST", `/v1/sessions/${sid}/inbox/claim`, {})).claims as Array<{
+        envelope: { id: string };
+      }>;
+      await ok("POST", `/v1/sessions/${sid}/inbox/ack`, {
+        ids: claims.map((claim) => claim.envelope.id).concat("env_none"),
+      });
+      await ok("GET", `/v1/sessions/${sid}/exec-jobs/${handle}`);
+      await ok("POST", `/v1/sessions/${sid}/messages`, {
+        role: "user",
+        content: `message ${cycle}`,
+      });
+      await ok("POST", `/v1/sessions/${sid}/runs/${resumed}/finish`);
+      await ok("GET", `/v1/sessions/${sid}`);
+      counts.cycles += 1;
+    }
+  }
+
+  const started = Date.now();
+  const until = started + MINUTES * 60_000;
+  const samples: Array<{
+    second: number;
+    requests_per_second: number;
+    errors: number;
+    workerd_rss_mib: number;
+  }> = [];
+  let lastRequests = 0;
+  const sampler = (async () => {
+    while (Date.now() < until) {
+      await sleep(SAMPLE_MS);
+      const requests = counts.requests;
+      samples.push({
+        second: Math.round((Date.now() - started) / 1000),
+        requests_per_second: Math.round(((requests - lastRequests) * 1000) / SAMPLE_MS),
+        errors: counts.errors,
+        workerd_rss_mib: Math.round(workerdRssKiB(dev.pid()) / 1024),
+      });
+      lastRequests = requests;
+      console.log(JSON.stringify(samples.at(-1)));
+    }
+  })();
+  await Promise.all([
+    ...Array.from({ length: SESSIONS }, (_, i) => sessionLoop(i, until)),
+    sampler,
+  ]);
+
+  // Retention: after it passes, old jobs and acked envelopes must really be gone.
+  await sleep(RETENTION_MS + 3000);
+  let jobsKept = 0;
+  let ackedKept = 0;
+  let purgedPulls = 0;
+  for (let index = 0; index < SESSIONS; index += 1) {
+    const sid = `soak-${run}-${index}`;
+    jobsKept += (await api(base, "GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs.length;
+    ackedKept += (await api(base, "GET", `/v1/sessions/${sid}/inbox`)).body.acked;
+    if ((await api(base, "GET", `/v1/sessions/${sid}/exec-jobs/h0`)).status === 410)
+      purgedPulls += 1;
+  }
+  const seconds = (Date.now() - started) / 1000;
+  const rss = samples.map((sample) => sample.workerd_rss_mib);
+  const half = Math.floor(rss.length / 2);
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+  console.log(
+    JSON.stringify({
+      minutes: MINUTES,
+      sessions: SESSIONS,
+      cycles: counts.cycles,
+      completions: counts.cycles * 2,
+      requests: counts.requests,
+      requests_per_second: Math.round(counts.requests / (MINUTES * 60)),
+      errors: counts.errors,
+      error_rate: counts.errors / Math.max(1, counts.requests),
+      workerd_rss_mib_first_half_mean: Math.round(mean(rss.slice(0, half))),
+      workerd_rss_mib_second_half_mean: Math.round(mean(rss.slice(half))),
+      jobs_stored_after_retention: jobsKept,
+      acked_envelopes_stored_after_retention: ackedKept,
+      first_job_pull_is_410_in_sessions: purgedPulls,
+      sqlite_bytes_per_session: Math.round(sqliteBytes(stateDir) / SESSIONS),
+      seconds: Math.round(seconds),
+    }),
+  );
+  if (errors.length > 0) console.error(errors.join("\n"));
+  await dev.stop();
+  host.close();
+  rmSync(stateDir, { recursive: true, force: true });
+  if (counts.errors > 0) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
