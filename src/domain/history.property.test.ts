@@ -50,6 +50,16 @@ describe("the domain under random histories", () => {
     );
   });
 
+  // Shrunk from a failing run (the model had wrongly treated a refused create as ending the lifetime).
+  it("a create refused with session_exists leaves the lifetime current: its completions are still accepted", () => {
+    const history = replay([{ t: "create" }, { t: "create" }, { t: "reserve", h: "b" }]);
+    const lifetime = history.state?.lifetime;
+    const step = history.run({ t: "complete", h: "b", variant: 0, stale: false });
+    expect(step.ok).toBe(true);
+    expect(history.state?.lifetime).toBe(lifetime);
+    expect(history.steps[1]).toMatchObject({ ok: false, code: "session_exists" });
+  });
+
   it("a timer fired twice at the same moment does nothing the second time", () => {
     const history = replay([
       { t: "create" },
