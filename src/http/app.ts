@@ -5,7 +5,7 @@ import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { readConfig } from "../domain/config";
 import { VERSION } from "../version";
 import { MAX_BODY_BYTES, readBodyBytes } from "./body";
-import type { AppEnv } from "./context";
+import { type AppEnv, sessionStub } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
 import { openApiDocument } from "./openapi";
@@ -40,6 +40,11 @@ export function createApp(): Hono<AppEnv> {
   });
 
   app.get("/healthz", (c) => c.json({ ok: true, version: VERSION }));
+  // One round trip to a Durable Object that does nothing: the floor every session call sits on.
+  app.get("/healthz/object", async (c) => {
+    const result = await sessionStub(c, "_healthz").ping();
+    return result.ok ? c.json({ ok: true }) : problem(result.code, result.detail);
+  });
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
   sessionRoutes(app);
   runRoutes(app);

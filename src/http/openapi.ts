@@ -74,7 +74,15 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   "/v1/sessions/{sid}/inbox/ack": {
     post: { summary: "Acknowledge envelopes", body: ackBody, auth: "agent", ok: "200" },
   },
+  "/v1/sessions/{sid}/stats": {
+    get: {
+      summary: "Rows read and written, database bytes and alarms of this session object",
+      auth: "agent",
+      ok: "200",
+    },
+  },
   "/healthz": { get: { summary: "Liveness", auth: "none", ok: "200" } },
+  "/healthz/object": { get: { summary: "One no-op Durable Object call", auth: "none", ok: "200" } },
   "/openapi.json": { get: { summary: "This document", auth: "none", ok: "200" } },
 };
 

@@ -30,6 +30,12 @@ export function sessionRoutes(app: Hono<AppEnv>): void {
     return reply(await sessionStub(c, ids.sid).view());
   });
 
+  app.get("/v1/sessions/:sid/stats", async (c) => {
+    const ids = pathIds(c, "sid");
+    if (ids instanceof Response) return ids;
+    return reply(await sessionStub(c, ids.sid).stats());
+  });
+
   app.delete("/v1/sessions/:sid", async (c) => {
     const ids = pathIds(c, "sid");
     if (ids instanceof Response) return ids;

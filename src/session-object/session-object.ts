@@ -19,6 +19,7 @@ import {
 import type { JobResult, Role, Session, Wake } from "../domain/state";
 import { type JobView, jobView, type SessionView, sessionView } from "../domain/view";
 import type { Env } from "../env";
+import { meteredSql, type SqlMeter } from "./metered-sql";
 import { migrate } from "./migrations";
 import { postResume } from "./resume-webhook";
 import { loadSession, persistSession } from "./store";
@@ -31,13 +32,18 @@ export class SessionObject extends DurableObject<Env> {
   private readonly config: Config;
   private readonly waiters = new Set<() => void>();
   private armedFor: number | null | undefined;
+  private readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
+  private readonly metered: { sql: SqlStorage; settle(): void };
+  private alarms = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = readConfig(env as unknown as Record<string, unknown>);
+    this.metered = meteredSql(ctx.storage.sql, this.meter);
     void ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage.sql);
-      this.session = loadSession(ctx.storage.sql);
+      this.session = loadSession(this.metered.sql);
+      this.metered.settle();
       await this.armAlarm(false);
     });
   }
@@ -51,9 +57,10 @@ export class SessionObject extends DurableObject<Env> {
     if (!decision.ok) return decision;
     const before = this.session;
     this.ctx.storage.transactionSync(() =>
-      persistSession(this.ctx.storage.sql, before, decision.state),
+      persistSession(this.metered.sql, before, decision.state),
     );
     this.session = decision.state;
+    this.metered.settle();
     if ((decision.state?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.wakeWaiters();
     void this.armAlarm(false);
     return { ok: true, value: decision.value, effects: decision.effects };
@@ -254,7 +261,31 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- timers ----------------------------------------------------------------------------
 
+  /** Operational counters since this object started: what a session costs in billed units. */
+  stats(): Result<{
+    rows_read: number;
+    rows_written: number;
+    database_bytes: number;
+    alarms: number;
+  }> {
+    return {
+      ok: true,
+      value: {
+        rows_read: this.meter.rowsRead,
+        rows_written: this.meter.rowsWritten,
+        database_bytes: this.ctx.storage.sql.databaseSize,
+        alarms: this.alarms,
+      },
+    };
+  }
+
+  /** Does nothing: the floor of a Durable Object call, for benchmarks and health checks. */
+  ping(): Result<null> {
+    return { ok: true, value: null };
+  }
+
   override async alarm(): Promise<void> {
+    this.alarms += 1;
     this.armedFor = undefined;
     for (let round = 0; round < MAX_TIMER_ROUNDS && this.session !== null; round += 1) {
       const now = Date.now();

@@ -18,7 +18,23 @@ describe("service routes", () => {
     const schema = completion.requestBody.content["application/json"].schema;
     expect(schema.required).toEqual(["status", "exit_code", "output"]);
     expect(schema.properties.status.enum).toEqual(["completed", "failed", "killed", "lost"]);
-    expect(Object.keys(answer.body.paths)).toHaveLength(15);
+    expect(Object.keys(answer.body.paths)).toHaveLength(17);
+  });
+
+  it("a no-op Durable Object call answers without auth", async () => {
+    expect((await call("GET", "/healthz/object", { token: null })).body).toEqual({ ok: true });
+  });
+
+  it("session stats count the SQLite rows a completion reads and writes", async () => {
+    const sid = uniqueId("stats");
+    await createSession(sid);
+    const job = await reserve(sid, "h1");
+    const before = (await call("GET", `/v1/sessions/${sid}/stats`)).body;
+    await complete(sid, "h1", job.callback.token, result(0, "x"));
+    const after = (await call("GET", `/v1/sessions/${sid}/stats`)).body;
+    // The session row, the job row and the inbox row.
+    expect(after.rows_written - before.rows_written).toBeGreaterThanOrEqual(3);
+    expect(after.database_bytes).toBeGreaterThan(0);
   });
 
   it("an unknown route is a problem+json 404", async () => {

@@ -1,0 +1,32 @@
+// Counts the SQLite rows a session object reads and writes (what Cloudflare bills), for its stats.
+// Which statements run is left to the store; this only wraps `exec`.
+
+export interface SqlMeter {
+  rowsRead: number;
+  rowsWritten: number;
+}
+
+/** An SqlStorage whose cursors are tallied into `meter` once consumed (call `settle` after use). */
+export function meteredSql(sql: SqlStorage, meter: SqlMeter): { sql: SqlStorage; settle(): void } {
+  const open: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+  const metered = Object.create(sql) as SqlStorage;
+  Object.defineProperty(metered, "exec", {
+    value: (query: string, ...bindings: unknown[]) => {
+      const cursor = sql.exec(query, ...bindings);
+      open.push(cursor);
+      return cursor;
+    },
+  });
+  Object.defineProperty(metered, "databaseSize", { get: () => sql.databaseSize });
+  return {
+    sql: metered,
+    settle() {
+      for (const cursor of open.splice(0)) {
+        // A write's counts are final only once its cursor has run to the end.
+        cursor.toArray();
+        meter.rowsRead += cursor.rowsRead;
+        meter.rowsWritten += cursor.rowsWritten;
+      }
+    },
+  };
+}
