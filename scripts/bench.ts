@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     return calls;
   }
   const oneN = scale(1000, 200);
-  const oneFixed = await ingest("one-fixed", 1, oneN, FIXED, floorFixed);
+  await ingest("one-fixed", 1, oneN, FIXED, floorFixed);
   await ingest("one-sat", 1, oneN, SATURATION, floorSat);
   const K = 100;
   const perSession = scale(10, 3);
