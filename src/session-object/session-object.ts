@@ -35,6 +35,7 @@ export class SessionObject extends DurableObject<Env> {
   private readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
   private readonly metered: { sql: SqlStorage; settle(): void };
   private alarms = 0;
+  private runningTimers = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -63,6 +64,9 @@ export class SessionObject extends DurableObject<Env> {
     this.metered.settle();
     if ((decision.state?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.wakeWaiters();
     void this.armAlarm(false);
+    // A wake that is due now is attempted at once instead of waiting for the alarm to be scheduled;
+    // the alarm stays armed as the durable fallback (the attempt is recorded before any POST).
+    if (!this.runningTimers && this.dueNow()) this.ctx.waitUntil(this.runDueTimers());
     return { ok: true, value: decision.value, effects: decision.effects };
   }
 
@@ -287,16 +291,37 @@ export class SessionObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarms += 1;
     this.armedFor = undefined;
-    for (let round = 0; round < MAX_TIMER_ROUNDS && this.session !== null; round += 1) {
-      const now = Date.now();
-      const due = nextDueAt(this.session, { config: this.config });
-      if (due === null || due > now) break;
-      const result = this.commit(
-        tick(this.session, { resumeId: newId("rs"), random: Math.random() }, this.ctxAt(now)),
-      );
-      for (const effect of (result.ok && result.effects) || []) await this.deliver(effect);
-    }
+    await this.runDueTimers();
     await this.armAlarm(true);
+  }
+
+  private dueNow(): boolean {
+    const due = this.session === null ? null : nextDueAt(this.session, { config: this.config });
+    return due !== null && due <= Date.now();
+  }
+
+  /** Runs every due timer, delivering as it goes; one runner at a time (the alarm or a request's). */
+  private async runDueTimers(): Promise<void> {
+    if (this.runningTimers) return;
+    this.runningTimers = true;
+    try {
+      for (
+        let round = 0;
+        round < MAX_TIMER_ROUNDS && this.session !== null && this.dueNow();
+        round += 1
+      ) {
+        const result = this.commit(
+          tick(
+            this.session,
+            { resumeId: newId("rs"), random: Math.random() },
+            this.ctxAt(Date.now()),
+          ),
+        );
+        for (const effect of (result.ok && result.effects) || []) await this.deliver(effect);
+      }
+    } finally {
+      this.runningTimers = false;
+    }
   }
 
   private async deliver(effect: Effect): Promise<void> {

@@ -128,9 +128,15 @@ export function loadSession(sql: SqlStorage): Session | null {
 function writeJob(sql: SqlStorage, job: Job): void {
   const result = job.result;
   sql.exec(
-    `INSERT OR REPLACE INTO jobs (handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+    // An upsert writes one row; INSERT OR REPLACE deletes and inserts (two billed rows).
+    `INSERT INTO jobs (handle, command, lifetime, reserved_at, callback_token, status, exit_code,
        output, output_truncated, output_bytes_total, ended_by, completed_at, generation)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (handle) DO UPDATE SET command = excluded.command, lifetime = excluded.lifetime,
+       reserved_at = excluded.reserved_at, callback_token = excluded.callback_token, status = excluded.status,
+       exit_code = excluded.exit_code, output = excluded.output, output_truncated = excluded.output_truncated,
+       output_bytes_total = excluded.output_bytes_total, ended_by = excluded.ended_by,
+       completed_at = excluded.completed_at, generation = excluded.generation`,
     job.handle,
     job.command,
     job.lifetime,
@@ -149,7 +155,9 @@ function writeJob(sql: SqlStorage, job: Job): void {
 
 function writeInboxItem(sql: SqlStorage, item: InboxItem): void {
   sql.exec(
-    "INSERT OR REPLACE INTO inbox (id, generation, state, lease_expires_at, acked_at, envelope) VALUES (?, ?, ?, ?, ?, ?)",
+    `INSERT INTO inbox (id, generation, state, lease_expires_at, acked_at, envelope) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, state = excluded.state,
+       lease_expires_at = excluded.lease_expires_at, acked_at = excluded.acked_at, envelope = excluded.envelope`,
     item.envelope.id,
     item.envelope.generation,
     item.state,
@@ -173,6 +181,39 @@ function diff<T>(
 
 const TABLES = ["session", "messages", "jobs", "inbox", "purged"] as const;
 
+/** Domain transitions replace what they change, so reference equality tells what moved. */
+const sessionRowChanged = (before: Session, after: Session): boolean =>
+  before.id !== after.id ||
+  before.createdAt !== after.createdAt ||
+  before.resumeUrl !== after.resumeUrl ||
+  before.metadata !== after.metadata ||
+  before.run !== after.run ||
+  before.wait !== after.wait ||
+  before.resume !== after.resume ||
+  before.notifySeq !== after.notifySeq ||
+  before.generation !== after.generation;
+
+function writeSessionRow(sql: SqlStorage, session: Session): void {
+  sql.exec(
+    `INSERT INTO session (singleton, id, lifetime, created_at, resume_url, metadata, run, wait, resume, notify_seq,
+       generation) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, lifetime = excluded.lifetime,
+       created_at = excluded.created_at, resume_url = excluded.resume_url, metadata = excluded.metadata,
+       run = excluded.run, wait = excluded.wait, resume = excluded.resume, notify_seq = excluded.notify_seq,
+       generation = excluded.generation`,
+    session.id,
+    session.lifetime,
+    session.createdAt,
+    session.resumeUrl,
+    JSON.stringify(session.metadata),
+    jsonOrNull(session.run),
+    jsonOrNull(session.wait),
+    jsonOrNull(session.resume),
+    session.notifySeq,
+    session.generation,
+  );
+}
+
 /** Writes the difference between two states; `before` must be what storage holds now. */
 export function persistSession(
   sql: SqlStorage,
@@ -183,24 +224,12 @@ export function persistSession(
   if (after === null || before === null || before.lifetime !== after.lifetime) {
     for (const table of TABLES) sql.exec(`DELETE FROM ${table}`);
     if (after === null) return;
+    writeSessionRow(sql, after);
     const empty: Session = { ...after, messages: [], jobs: {}, inbox: {}, purged: {} };
     persistSession(sql, empty, after);
     return;
   }
-  sql.exec(
-    `INSERT OR REPLACE INTO session (singleton, id, lifetime, created_at, resume_url, metadata, run, wait, resume,
-       notify_seq, generation) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    after.id,
-    after.lifetime,
-    after.createdAt,
-    after.resumeUrl,
-    JSON.stringify(after.metadata),
-    jsonOrNull(after.run),
-    jsonOrNull(after.wait),
-    jsonOrNull(after.resume),
-    after.notifySeq,
-    after.generation,
-  );
+  if (sessionRowChanged(before, after)) writeSessionRow(sql, after);
   for (const message of after.messages.slice(before.messages.length)) {
     sql.exec(
       "INSERT INTO messages (idx, role, content, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -227,7 +256,11 @@ export function persistSession(
     before.purged,
     after.purged,
     (purgedAt, handle) =>
-      sql.exec("INSERT OR REPLACE INTO purged (handle, purged_at) VALUES (?, ?)", handle, purgedAt),
+      sql.exec(
+        "INSERT INTO purged (handle, purged_at) VALUES (?, ?) ON CONFLICT (handle) DO UPDATE SET purged_at = excluded.purged_at",
+        handle,
+        purgedAt,
+      ),
     (handle) => sql.exec("DELETE FROM purged WHERE handle = ?", handle),
   );
 }
