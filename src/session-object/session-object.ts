@@ -42,7 +42,8 @@ export class SessionObject extends DurableObject<Env> {
     this.config = readConfig(env as unknown as Record<string, unknown>);
     this.metered = meteredSql(ctx.storage.sql, this.meter);
     void ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage.sql);
+      // All-or-nothing: a migration that rebuilds a table must never stop half-way.
+      ctx.storage.transactionSync(() => migrate(ctx.storage.sql));
       this.session = loadSession(this.metered.sql);
       this.metered.settle();
       await this.armAlarm(false);
