@@ -17,15 +17,26 @@ const SESSIONS = arg("sessions", 20);
 const RETENTION_MS = arg("retention-ms", 5000);
 const SAMPLE_MS = 10_000;
 
-function workerdRssKiB(groupId: number | undefined): number {
-  if (groupId === undefined) return 0;
-  const table = execFileSync("ps", ["-o", "rss=,comm=", "-g", String(groupId)], {
+/**
+ * Resident memory of wrangler dev's two workerd processes, in MiB: the one listening on the dev port
+ * runs wrangler's own proxy (none of our code); the other runs exec-inbox.
+ */
+function workerdRssMiB(
+  groupId: number | undefined,
+  devPort: string,
+): { proxy: number; runtime: number } {
+  const rss = { proxy: 0, runtime: 0 };
+  if (groupId === undefined) return rss;
+  const table = execFileSync("ps", ["-o", "pid=,rss=,args=", "-g", String(groupId)], {
     encoding: "utf8",
   });
-  return table
-    .split("\n")
-    .filter((line) => line.includes("workerd"))
-    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0] ?? 0), 0);
+  for (const line of table.split("\n")) {
+    const [, kib, args] = /^\s*\d+\s+(\d+)\s+(.*)$/.exec(line) ?? [];
+    if (kib === undefined || args === undefined || !args.includes("bin/workerd")) continue;
+    const isProxy = args.includes(`entry=127.0.0.1:${devPort}`);
+    rss[isProxy ? "proxy" : "runtime"] += Math.round(Number(kib) / 1024);
+  }
+  return rss;
 }
 
 function sqliteBytes(dir: string): number {
@@ -118,7 +129,18 @@ async function main(): Promise<void> {
     requests_per_second: number;
     errors: number;
     workerd_rss_mib: number;
+    proxy_rss_mib: number;
+    runtime_rss_mib: number;
   }> = [];
+  const devPort = new URL(base).port;
+  const rssSample = () => {
+    const rss = workerdRssMiB(dev.pid(), devPort);
+    return {
+      workerd_rss_mib: rss.proxy + rss.runtime,
+      proxy_rss_mib: rss.proxy,
+      runtime_rss_mib: rss.runtime,
+    };
+  };
   let lastRequests = 0;
   const sampler = (async () => {
     while (Date.now() < until) {
@@ -128,7 +150,7 @@ async function main(): Promise<void> {
         second: Math.round((Date.now() - started) / 1000),
         requests_per_second: Math.round(((requests - lastRequests) * 1000) / SAMPLE_MS),
         errors: counts.errors,
-        workerd_rss_mib: Math.round(workerdRssKiB(dev.pid()) / 1024),
+        ...rssSample(),
       });
       lastRequests = requests;
       console.log(JSON.stringify(samples.at(-1)));
@@ -153,6 +175,8 @@ async function main(): Promise<void> {
   }
   const seconds = (Date.now() - started) / 1000;
   const rss = samples.map((sample) => sample.workerd_rss_mib);
+  const first = samples[0];
+  const last = samples.at(-1);
   const half = Math.floor(rss.length / 2);
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
   console.log(
@@ -167,6 +191,8 @@ async function main(): Promise<void> {
       error_rate: counts.errors / Math.max(1, counts.requests),
       workerd_rss_mib_first_half_mean: Math.round(mean(rss.slice(0, half))),
       workerd_rss_mib_second_half_mean: Math.round(mean(rss.slice(half))),
+      proxy_rss_mib_first_last: [first?.proxy_rss_mib, last?.proxy_rss_mib],
+      runtime_rss_mib_first_last: [first?.runtime_rss_mib, last?.runtime_rss_mib],
       jobs_stored_after_retention: jobsKept,
       acked_envelopes_stored_after_retention: ackedKept,
       first_job_pull_is_410_in_sessions: purgedPulls,
