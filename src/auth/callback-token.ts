@@ -52,3 +52,18 @@ export function verifyCallbackToken(
     return null;
   }
 }
+
+/**
+ * The token to hand out for a reservation: the stored one while a listed secret still verifies it
+ * (so a repeated reservation gets the identical token), else a fresh one from the first secret.
+ */
+export function tokenForReservation(
+  stored: string | undefined,
+  secrets: readonly string[],
+  claims: CallbackClaims,
+): string {
+  if (stored !== undefined && verifyCallbackToken(stored, secrets) !== null) return stored;
+  const signer = secrets[0];
+  if (signer === undefined) throw new Error("CALLBACK_SECRETS is not set");
+  return mintCallbackToken(signer, claims);
+}

@@ -1,7 +1,7 @@
 // The session Durable Object: load → decide → persist (one transactionSync) → perform effects.
 // Every rule lives in src/domain; this shell owns storage, the one physical alarm and outbound calls.
 import { DurableObject } from "cloudflare:workers";
-import { mintCallbackToken, verifyCallbackToken } from "../auth/callback-token";
+import { tokenForReservation } from "../auth/callback-token";
 import { type Config, readConfig } from "../domain/config";
 import type { Ctx, Decision, Effect } from "../domain/decision";
 import { nextDueAt, recordDelivery, tick } from "../domain/delivery";
@@ -19,10 +19,12 @@ import {
 import type { JobResult, Role, Session, Wake } from "../domain/state";
 import { type JobView, jobView, type SessionView, sessionView } from "../domain/view";
 import type { Env } from "../env";
+import { PhysicalAlarm } from "./alarm";
 import { meteredSql, type SqlMeter } from "./metered-sql";
 import { migrate } from "./migrations";
 import { postResume } from "./resume-webhook";
 import { loadSession, persistSession } from "./store";
+import { Waiters } from "./waiters";
 
 const newId = (prefix: string): string => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 const MAX_TIMER_ROUNDS = 64;
@@ -30,8 +32,8 @@ const MAX_TIMER_ROUNDS = 64;
 export class SessionObject extends DurableObject<Env> {
   private session: Session | null = null;
   private readonly config: Config;
-  private readonly waiters = new Set<() => void>();
-  private armedFor: number | null | undefined;
+  private readonly waiters = new Waiters();
+  private readonly physicalAlarm: PhysicalAlarm;
   private readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
   private readonly metered: { sql: SqlStorage; settle(): void };
   private alarms = 0;
@@ -40,6 +42,7 @@ export class SessionObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = readConfig(env as unknown as Record<string, unknown>);
+    this.physicalAlarm = new PhysicalAlarm(ctx.storage);
     this.metered = meteredSql(ctx.storage.sql, this.meter);
     void ctx.blockConcurrencyWhile(async () => {
       // All-or-nothing: a migration that rebuilds a table must never stop half-way.
@@ -63,7 +66,7 @@ export class SessionObject extends DurableObject<Env> {
     );
     this.session = decision.state;
     this.metered.settle();
-    if ((decision.state?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.wakeWaiters();
+    if ((decision.state?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.waiters.wakeAll();
     void this.armAlarm(false);
     // A wake that is due now is attempted at once instead of waiting for the alarm to be scheduled;
     // the alarm stays armed as the durable fallback (the attempt is recorded before any POST).
@@ -83,19 +86,9 @@ export class SessionObject extends DurableObject<Env> {
       : { ok: true, value: sessionView(session, Date.now()) };
   }
 
-  private wakeWaiters(): void {
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
-  }
-
-  /** Points the one physical alarm at the earliest logical timer; inside alarm() only at the future. */
-  private async armAlarm(inAlarm: boolean): Promise<void> {
+  private armAlarm(inAlarm: boolean): Promise<void> {
     const due = this.session === null ? null : nextDueAt(this.session, { config: this.config });
-    const at = due === null ? null : inAlarm ? Math.max(due, Date.now() + 1) : due;
-    if (at === this.armedFor) return;
-    this.armedFor = at;
-    if (at === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(at);
+    return this.physicalAlarm.arm(due, inAlarm);
   }
 
   // ---- sessions and messages -------------------------------------------------------------
@@ -116,7 +109,7 @@ export class SessionObject extends DurableObject<Env> {
 
   remove(): Result<null> {
     const result = this.commit(deleteSession(this.session));
-    if (result.ok) this.wakeWaiters();
+    if (result.ok) this.waiters.wakeAll();
     return result.ok ? { ok: true, value: null } : result;
   }
 
@@ -178,35 +171,33 @@ export class SessionObject extends DurableObject<Env> {
       return fail("invalid_transition", `run ${cmd.runId} is not the active run of this session`);
     }
     if (this.session.notifySeq > cmd.after || cmd.waitMs === 0) return snapshot();
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, cmd.waitMs);
-      this.waiters.add(done);
-    });
+    await this.waiters.wait(cmd.waitMs);
     return snapshot();
   }
 
   // ---- exec jobs -------------------------------------------------------------------------
-
-  private tokenFor(session: Session, handle: string): string {
-    const secrets = this.config.callbackSecrets;
-    const stored = session.jobs[handle]?.callbackToken;
-    if (stored !== undefined && verifyCallbackToken(stored, secrets) !== null) return stored;
-    const signer = secrets[0];
-    if (signer === undefined) throw new Error("CALLBACK_SECRETS is not set");
-    return mintCallbackToken(signer, { sessionId: session.id, lifetime: session.lifetime, handle });
-  }
 
   reserveJob(cmd: {
     handle: string;
     command: string;
   }): Result<{ job: JobView; token: string; created: boolean }> {
     const result = this.withSession((session, now) =>
-      reserveJob(session, { ...cmd, callbackToken: this.tokenFor(session, cmd.handle) }, now),
+      reserveJob(
+        session,
+        {
+          ...cmd,
+          callbackToken: tokenForReservation(
+            session.jobs[cmd.handle]?.callbackToken,
+            this.config.callbackSecrets,
+            {
+              sessionId: session.id,
+              lifetime: session.lifetime,
+              handle: cmd.handle,
+            },
+          ),
+        },
+        now,
+      ),
     );
     if (!result.ok) return result;
     const { job, created } = result.value;
@@ -291,7 +282,7 @@ export class SessionObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     this.alarms += 1;
-    this.armedFor = undefined;
+    this.physicalAlarm.fired();
     await this.runDueTimers();
     await this.armAlarm(true);
   }
