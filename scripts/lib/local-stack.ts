@@ -26,6 +26,57 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** Spawns `command` in its own process group (so a kill takes its children too), collecting its output. */
+export function spawnCollecting(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; output: () => string } {
+  const child = spawn(command, args, {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  return { child, output: () => output };
+}
+
+/** Polls `${base}/healthz` until it answers 2xx; fails if the child exits first or time runs out. */
+export async function waitForHealthy(
+  base: string,
+  child: ChildProcess,
+  output: () => string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${child.spawnfile} exited: ${output()}`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`${child.spawnfile} did not answer: ${output()}`);
+    await sleep(200);
+  }
+}
+
+/** Runs a command to its end (tests of the scripts): its exit code and everything it printed. */
+export async function runToEnd(
+  command: string,
+  args: string[],
+): Promise<{ code: number | null; output: string }> {
+  const { child, output } = spawnCollecting(command, args);
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, output: output() };
+}
+
 export interface WranglerDev {
   readonly base: string;
   /** Everything wrangler and workerd printed so far. */
@@ -55,33 +106,15 @@ export async function startWranglerDev(
     ".dev.vars.example",
     ...Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]),
   ];
-  const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
+  const { child, output } = spawnCollecting("node_modules/.bin/wrangler", args, {
+    WRANGLER_SEND_METRICS: "false",
+    NO_COLOR: "1",
   });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`wrangler dev did not answer: ${output}`);
-    await sleep(200);
-  }
+  await waitForHealthy(base, child, output, 45_000);
   return {
     base,
-    logs: () => output,
+    logs: output,
     pid: () => child.pid,
     async kill() {
       if (child.exitCode !== null || child.pid === undefined) return;

@@ -1,8 +1,6 @@
 // Helpers for runner tests: a scripted flaky proxy in front of exec-inbox, and the runner as a process.
-import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { setTimeout as sleep } from "node:timers/promises";
-import { freePort } from "../../scripts/lib/local-stack";
+import { freePort, spawnCollecting, waitForHealthy } from "../../scripts/lib/local-stack";
 
 export const RUNNER_TOKEN = "test-runner-token";
 
@@ -63,38 +61,16 @@ export interface RunnerProcess {
 /** `npm run runner` as its own process group, so SIGKILL takes its children down with it. */
 export async function startRunnerProcess(stateDir: string): Promise<RunnerProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn("node_modules/.bin/tsx", ["runner/main.ts"], {
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      RUNNER_PORT: String(port),
-      RUNNER_STATE_DIR: stateDir,
-      RUNNER_TOKENS: RUNNER_TOKEN,
-    },
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
+  const { child, output } = spawnCollecting("node_modules/.bin/tsx", ["runner/main.ts"], {
+    RUNNER_PORT: String(port),
+    RUNNER_STATE_DIR: stateDir,
+    RUNNER_TOKENS: RUNNER_TOKEN,
   });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {
-      // Not up yet.
-    }
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`runner did not start: ${output}`);
-    await sleep(100);
-  }
+  await waitForHealthy(base, child, output, 20_000);
   return {
     base,
-    log: () => output,
+    log: output,
     async kill() {
       if (child.pid === undefined || child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
