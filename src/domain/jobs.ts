@@ -2,21 +2,29 @@
 // Minting and verifying callback tokens is left to the shell (it holds the secrets).
 import type { Ctx, Decision } from "./decision";
 import { decided } from "./decision";
-import { fail } from "./errors";
+import { fail, type Result } from "./errors";
 import { hasBacklogRoom } from "./inbox";
 import { completionEnvelope } from "./messages";
 import type { Job, JobResult, Session } from "./state";
 import { sessionStatus } from "./state";
 import { type Disposition, wakeForResult } from "./wake";
 
+const purgedFailure = (handle: string) =>
+  fail("job_expired", `job ${handle} was purged after its retention period`);
+
+/** The `write_stdin` pull: a purged handle is expired (410), one never reserved is not found. */
+export function pullJob(session: Session, handle: string): Result<Job> {
+  if (session.purged[handle] !== undefined) return purgedFailure(handle);
+  const job = session.jobs[handle];
+  return job === undefined ? fail("not_found", `no job ${handle}`) : { ok: true, value: job };
+}
+
 export function reserveJob(
   session: Session,
   cmd: { handle: string; command: string; callbackToken: string },
   now: number,
 ): Decision<{ job: Job; created: boolean }> {
-  if (session.purged[cmd.handle] !== undefined) {
-    return fail("job_expired", `job ${cmd.handle} was purged after its retention period`);
-  }
+  if (session.purged[cmd.handle] !== undefined) return purgedFailure(cmd.handle);
   const existing = session.jobs[cmd.handle];
   if (existing !== undefined) {
     if (existing.command !== cmd.command) {
@@ -67,9 +75,7 @@ export function completeJob(
   if (session === null || session.lifetime !== cmd.lifetime) {
     return fail("lifetime_ended", "the session lifetime this job belongs to has ended");
   }
-  if (session.purged[cmd.handle] !== undefined) {
-    return fail("job_expired", `job ${cmd.handle} was purged after its retention period`);
-  }
+  if (session.purged[cmd.handle] !== undefined) return purgedFailure(cmd.handle);
   const job = session.jobs[cmd.handle];
   if (job === undefined) return fail("not_found", `no job ${cmd.handle} in this session lifetime`);
   if (job.result !== null) {

@@ -75,7 +75,7 @@ export function registerRun(
   return decided({ ...session, run, resume }, { run_id: cmd.runId, notify_seq: session.notifySeq });
 }
 
-function requireActiveRun(session: Session, runId: string) {
+export function requireActiveRun(session: Session, runId: string) {
   return session.run?.runId === runId
     ? null
     : fail("invalid_transition", `run ${runId} is not the active run of this session`);

@@ -7,13 +7,14 @@ import type { Ctx, Decision, Effect } from "../domain/decision";
 import { nextDueAt, recordDelivery, tick } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { ack, type Claim, claim, type InboxCounts, inboxCounts } from "../domain/inbox";
-import { type CompletionReply, completeJob, reserveJob } from "../domain/jobs";
+import { type CompletionReply, completeJob, pullJob, reserveJob } from "../domain/jobs";
 import {
   appendMessage,
   createSession,
   deleteSession,
   finishRun,
   registerRun,
+  requireActiveRun,
   suspendRun,
 } from "../domain/session";
 import type { JobResult, Role, Session, Wake } from "../domain/state";
@@ -167,9 +168,8 @@ export class SessionObject extends DurableObject<Env> {
             },
           };
     if (this.session === null) return fail("not_found", "no such session");
-    if (this.session.run?.runId !== cmd.runId) {
-      return fail("invalid_transition", `run ${cmd.runId} is not the active run of this session`);
-    }
+    const notActive = requireActiveRun(this.session, cmd.runId);
+    if (notActive) return notActive;
     if (this.session.notifySeq > cmd.after || cmd.waitMs === 0) return snapshot();
     await this.waiters.wait(cmd.waitMs);
     return snapshot();
@@ -207,13 +207,8 @@ export class SessionObject extends DurableObject<Env> {
   getJob(cmd: { handle: string }): Result<JobView> {
     const session = this.session;
     if (session === null) return fail("not_found", "no such session");
-    if (session.purged[cmd.handle] !== undefined) {
-      return fail("job_expired", `job ${cmd.handle} was purged after its retention period`);
-    }
-    const job = session.jobs[cmd.handle];
-    return job === undefined
-      ? fail("not_found", `no job ${cmd.handle}`)
-      : { ok: true, value: jobView(job) };
+    const job = pullJob(session, cmd.handle);
+    return job.ok ? { ok: true, value: jobView(job.value) } : job;
   }
 
   listJobs(): Result<{ jobs: JobView[] }> {
