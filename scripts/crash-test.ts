@@ -203,7 +203,8 @@ async function main(): Promise<void> {
       problems.push(`${sid}: ${ids.size} distinct resume_ids reached the agent host`);
     if (view.resume?.resume_id !== [...ids][0])
       problems.push(`${sid}: the view's resume is not the delivered one`);
-    const contents = (view.messages as Array<{ content: string }>).map(
+    const page = (await api(base, "GET", `/v1/sessions/${sid}/messages?limit=500`)).body;
+    const contents = (page.messages as Array<{ content: string }>).map(
       (message) => message.content,
     );
     for (let a = 0; a < APPENDS; a += 1) {

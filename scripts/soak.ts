@@ -1,12 +1,12 @@
 // `npm run soak [-- --minutes 3 --sessions 20]`: holds a steady mix of every operation against wrangler
 // dev, and reports throughput, error rate, workerd memory over time and what retention leaves stored.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { api, freePort, startWranglerDev } from "./lib/local-stack";
+import { workerdRssMiB } from "./lib/workerd-rss";
 
 const arg = (name: string, fallback: number) => {
   const index = process.argv.indexOf(`--${name}`);
@@ -16,28 +16,6 @@ const MINUTES = arg("minutes", 3);
 const SESSIONS = arg("sessions", 20);
 const RETENTION_MS = arg("retention-ms", 5000);
 const SAMPLE_MS = 10_000;
-
-/**
- * Resident memory of wrangler dev's two workerd processes, in MiB: the one listening on the dev port
- * runs wrangler's own proxy (none of our code); the other runs exec-inbox.
- */
-function workerdRssMiB(
-  groupId: number | undefined,
-  devPort: string,
-): { proxy: number; runtime: number } {
-  const rss = { proxy: 0, runtime: 0 };
-  if (groupId === undefined) return rss;
-  const table = execFileSync("ps", ["-o", "pid=,rss=,args=", "-g", String(groupId)], {
-    encoding: "utf8",
-  });
-  for (const line of table.split("\n")) {
-    const [, kib, args] = /^\s*\d+\s+(\d+)\s+(.*)$/.exec(line) ?? [];
-    if (kib === undefined || args === undefined || !args.includes("bin/workerd")) continue;
-    const isProxy = args.includes(`entry=127.0.0.1:${devPort}`);
-    rss[isProxy ? "proxy" : "runtime"] += Math.round(Number(kib) / 1024);
-  }
-  return rss;
-}
 
 function sqliteBytes(dir: string): number {
   let total = 0;

@@ -1,23 +1,31 @@
-// Callback tokens: HMAC capabilities bound to one (session id, lifetime, handle), checked without storage.
+// Callback tokens: HMAC capabilities bound to one (session id, lifetime, handle, reservation seq),
+// checked without storage.
 // Which tokens a job hands out again is left to the session object; the lifetime check to the domain.
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-const PREFIX = "eib1";
+/** eib2 binds the reservation's seq; eib1 tokens (before seq existed) still verify, seq null. */
+const PREFIX = "eib2";
+const LEGACY_PREFIX = "eib1";
 
 export interface CallbackClaims {
   readonly sessionId: string;
   readonly lifetime: string;
   readonly handle: string;
+  /** The reservation this token was minted for; null for a legacy eib1 token. */
+  readonly seq: number | null;
 }
 
 const sign = (secret: string, signed: string): Buffer =>
   createHmac("sha256", secret).update(signed).digest();
 
 export function mintCallbackToken(secret: string, claims: CallbackClaims): string {
-  const payload = Buffer.from(
-    JSON.stringify([claims.sessionId, claims.lifetime, claims.handle]),
-  ).toString("base64url");
-  const signed = `${PREFIX}.${payload}`;
+  // A null seq mints the legacy shape; only tests of the upgrade path need that.
+  const legacy = claims.seq === null;
+  const fields = [claims.sessionId, claims.lifetime, claims.handle];
+  const payload = Buffer.from(JSON.stringify(legacy ? fields : [...fields, claims.seq])).toString(
+    "base64url",
+  );
+  const signed = `${legacy ? LEGACY_PREFIX : PREFIX}.${payload}`;
   return `${signed}.${sign(secret, signed).toString("base64url")}`;
 }
 
@@ -27,7 +35,7 @@ export function verifyCallbackToken(
   secrets: readonly string[],
 ): CallbackClaims | null {
   const parts = token.split(".");
-  if (parts.length !== 3 || parts[0] !== PREFIX) return null;
+  if (parts.length !== 3 || (parts[0] !== PREFIX && parts[0] !== LEGACY_PREFIX)) return null;
   const [prefix, payload, signature] = parts as [string, string, string];
   const given = Buffer.from(signature, "base64url");
   let valid = false;
@@ -39,15 +47,13 @@ export function verifyCallbackToken(
   if (!valid) return null;
   try {
     const decoded: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-    if (
-      !Array.isArray(decoded) ||
-      decoded.length !== 3 ||
-      !decoded.every((part) => typeof part === "string")
-    ) {
+    if (!Array.isArray(decoded) || !decoded.slice(0, 3).every((part) => typeof part === "string"))
       return null;
-    }
-    const [sessionId, lifetime, handle] = decoded as [string, string, string];
-    return { sessionId, lifetime, handle };
+    const [sessionId, lifetime, handle, seq] = decoded as [string, string, string, unknown];
+    if (prefix === LEGACY_PREFIX)
+      return decoded.length === 3 ? { sessionId, lifetime, handle, seq: null } : null;
+    if (decoded.length !== 4 || !Number.isSafeInteger(seq) || (seq as number) < 1) return null;
+    return { sessionId, lifetime, handle, seq: seq as number };
   } catch {
     return null;
   }

@@ -11,13 +11,34 @@ import type {
   claimBody,
   completionBody,
   createSessionBody,
+  jobsQuery,
+  messagesQuery,
   registerRunBody,
   reserveJobBody,
   suspendBody,
 } from "../domain/schemas";
-import type { JobView, SessionView } from "../domain/view";
+import type { JobSummaryView, JobView, MessageView, SessionView } from "../domain/view";
 
-export type { Claim, CompletionReply, InboxCounts, JobView, ResumePayload, SessionView };
+export type {
+  Claim,
+  CompletionReply,
+  InboxCounts,
+  JobSummaryView,
+  JobView,
+  MessageView,
+  ResumePayload,
+  SessionView,
+};
+
+/** `?a=1&b=2` from the defined entries of a query, or "" when there are none. */
+function queryString(query: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === "" ? "" : `?${text}`;
+}
 export type CompletionInput = z.input<typeof completionBody>;
 
 export interface Problem {
@@ -93,6 +114,14 @@ export class ExecInboxClient {
     return this.call("POST", `/v1/sessions/${segment(sessionId)}/messages`, input);
   }
 
+  /** One page of messages by index; pass `next_after` back as `after` for the next page. */
+  listMessages(
+    sessionId: string,
+    query: Partial<z.infer<typeof messagesQuery>> = {},
+  ): Promise<{ messages: MessageView[]; next_after: number | null }> {
+    return this.call("GET", `/v1/sessions/${segment(sessionId)}/messages${queryString(query)}`);
+  }
+
   registerRun(
     sessionId: string,
     input: z.input<typeof registerRunBody> = {},
@@ -135,8 +164,12 @@ export class ExecInboxClient {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}`);
   }
 
-  listJobs(sessionId: string): Promise<{ jobs: JobView[] }> {
-    return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs`);
+  /** One page of job summaries (no outputs) in reservation order; pass `next` back as `after`. */
+  listJobs(
+    sessionId: string,
+    query: Partial<z.infer<typeof jobsQuery>> = {},
+  ): Promise<{ jobs: JobSummaryView[]; next: string | null }> {
+    return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs${queryString(query)}`);
   }
 
   inbox(sessionId: string): Promise<InboxCounts> {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { at, CONFIG, completed, ok, suspendedOn, T0 } from "../../test/support/domain";
-import { backoffMs, nextDueAt, recordDelivery, tick } from "./delivery";
+import {
+  backoffMs,
+  DELIVERY_TIMEOUT_MS,
+  IN_FLIGHT_MARGIN_MS,
+  nextDueAt,
+  oldestRetained,
+  recordDelivery,
+  tick,
+} from "./delivery";
+import { inboxCounts } from "./inbox";
 import { completeJob, reserveJob } from "./jobs";
 import { registerRun } from "./session";
 import { sessionStatus } from "./state";
@@ -13,6 +22,7 @@ function woken() {
       {
         lifetime: state.lifetime,
         handle: "a",
+        tokenSeq: null,
         result: completed(0, "x"),
         observed: false,
         resumeId: "rs-1",
@@ -22,8 +32,18 @@ function woken() {
   ).state;
 }
 
-const fire = (state: ReturnType<typeof woken>, now: number, config = {}) =>
-  ok(tick(state, { resumeId: "rs-unused", random: 0.5 }, at(now, config)));
+type State = ReturnType<typeof woken>;
+
+/** The alarm over the whole-session model: counts come from the rows it holds. */
+const timers = (state: State, resumeId: string, now: number, config = {}) =>
+  tick(
+    state,
+    { resumeId, pending: inboxCounts(state, now).pending, retainedSince: oldestRetained(state) },
+    at(now, config),
+  );
+const fire = (state: State, now: number, config = {}) =>
+  ok(timers(state, "rs-unused", now, config));
+const dueAt = (state: State, now: number) => nextDueAt(state, oldestRetained(state), at(now));
 
 describe("resume delivery", () => {
   it("backoff grows exponentially and stays within 1 s and 5 min", () => {
@@ -46,8 +66,32 @@ describe("resume delivery", () => {
     expect(first.state.resume).toMatchObject({ attempts: 1, state: "scheduled" });
     // No recordDelivery: the process died. Firing again at the same time sends nothing twice.
     expect(fire(first.state, T0).effects).toEqual([]);
-    const retry = fire(first.state, nextDueAt(first.state, at(T0)) ?? 0);
+    const retry = fire(first.state, dueAt(first.state, T0) ?? 0);
     expect(retry.effects[0]).toMatchObject({ attempt: 2, payload: { resume_id: "rs-1" } });
+  });
+
+  it("while an attempt is on the wire the resume is not due again before that POST can have ended", () => {
+    const started = fire(woken(), T0);
+    expect(dueAt(started.state, T0)).toBe(T0 + DELIVERY_TIMEOUT_MS + IN_FLIGHT_MARGIN_MS);
+    // Fired (spuriously) at any moment before then, the timers start nothing.
+    for (const now of [T0 + 1, T0 + 1000, T0 + DELIVERY_TIMEOUT_MS + IN_FLIGHT_MARGIN_MS - 1]) {
+      expect(fire(started.state, now).effects).toEqual([]);
+    }
+  });
+
+  it("the backoff counts from the end of a failed attempt, however long the attempt took", () => {
+    const started = fire(woken(), T0);
+    const end = T0 + 9_500; // the host hung for 9.5 s and then answered 503
+    const failed = ok(
+      recordDelivery(
+        started.state,
+        { resumeId: "rs-1", delivered: false, error: "agent host answered 503", random: 0.5 },
+        at(end),
+      ),
+    ).state;
+    expect(dueAt(failed, end)).toBe(end + backoffMs(1, 0.5));
+    expect(fire(failed, end + backoffMs(1, 0.5) - 1).effects).toEqual([]);
+    expect(fire(failed, end + backoffMs(1, 0.5)).effects[0]).toMatchObject({ attempt: 2 });
   });
 
   it("a failed delivery is retried with the same resume_id until the last attempt, then fails for good", () => {
@@ -60,11 +104,11 @@ describe("resume delivery", () => {
       state = ok(
         recordDelivery(
           fired.state,
-          { resumeId: "rs-1", delivered: false, error: "agent host answered 500" },
+          { resumeId: "rs-1", delivered: false, error: "agent host answered 500", random: 0.5 },
           at(now),
         ),
       ).state;
-      now = nextDueAt(state, at(now)) ?? now;
+      now = dueAt(state, now) ?? now;
     }
     expect(ids).toEqual(["rs-1", "rs-1", "rs-1"]);
     expect(state.resume).toMatchObject({
@@ -79,7 +123,11 @@ describe("resume delivery", () => {
   it("a delivered resume that no run takes is delivered again after the claim timeout, as an attempt", () => {
     const sent = fire(woken(), T0);
     const delivered = ok(
-      recordDelivery(sent.state, { resumeId: "rs-1", delivered: true, error: null }, at(T0 + 10)),
+      recordDelivery(
+        sent.state,
+        { resumeId: "rs-1", delivered: true, error: null, random: 0.5 },
+        at(T0 + 10),
+      ),
     ).state;
     expect(delivered.resume).toMatchObject({
       state: "delivered",
@@ -94,7 +142,11 @@ describe("resume delivery", () => {
     const sent = fire(woken(), T0);
     const taken = ok(registerRun(sent.state, { runId: "r", resumeId: "rs-1" }, T0 + 1)).state;
     const late = ok(
-      recordDelivery(taken, { resumeId: "rs-1", delivered: false, error: "500" }, at(T0 + 2)),
+      recordDelivery(
+        taken,
+        { resumeId: "rs-1", delivered: false, error: "500", random: 0.5 },
+        at(T0 + 2),
+      ),
     );
     expect(late.state).toBe(taken);
   });
@@ -119,9 +171,7 @@ describe("resume delivery", () => {
 describe("wait ceiling", () => {
   it("a ceiling that passes admits a wait_expired notice and wakes with that reason", () => {
     const state = suspendedOn(["a", "b"]);
-    const expired = ok(
-      tick(state, { resumeId: "rs-ceiling", random: 0 }, at(T0 + CONFIG.waitCeilingMs)),
-    );
+    const expired = ok(timers(state, "rs-ceiling", T0 + CONFIG.waitCeilingMs));
     expect(expired.state.wait).toBeNull();
     const items = Object.values(expired.state.inbox);
     expect(items.map((item) => item.envelope.body)).toEqual([
@@ -139,13 +189,7 @@ describe("wait ceiling", () => {
 
   it("when the real result came first the ceiling does nothing", () => {
     const state = woken();
-    const later = ok(
-      tick(
-        { ...state, resume: null },
-        { resumeId: "rs-x", random: 0 },
-        at(T0 + CONFIG.waitCeilingMs),
-      ),
-    );
+    const later = ok(timers({ ...state, resume: null }, "rs-x", T0 + CONFIG.waitCeilingMs));
     expect(Object.values(later.state.inbox).map((item) => item.envelope.body.instruction)).toEqual([
       "background_exec_completed",
     ]);
@@ -169,6 +213,7 @@ describe("retention", () => {
         {
           lifetime: purged.lifetime,
           handle: "a",
+          tokenSeq: null,
           result: completed(0, "x"),
           observed: false,
           resumeId: "r",

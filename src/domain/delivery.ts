@@ -2,12 +2,18 @@
 // The HTTP POST itself and the physical alarm are left to the shell.
 import type { Ctx, Decision, Effect } from "./decision";
 import { decided } from "./decision";
-import { inboxCounts } from "./inbox";
 import type { Resume, Session } from "./state";
 import { expireWait } from "./wake";
 
 const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 5 * 60 * 1000;
+/** The contract's timeout of one resume POST. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * While an attempt is on the wire its resume is due again only after the POST must have ended:
+ * the alarm never fires into a running attempt, and a crash mid-delivery still retries.
+ */
+export const IN_FLIGHT_MARGIN_MS = 5_000;
 
 /** Exponential backoff with jitter for the `attempt`-th delivery (1-based), within 1 s … 5 min. */
 export function backoffMs(attempt: number, random: number): number {
@@ -19,20 +25,36 @@ export function backoffMs(attempt: number, random: number): number {
 const isDeliverable = (resume: Resume | null): resume is Resume =>
   resume !== null && (resume.state === "scheduled" || resume.state === "delivered");
 
-function purgeExpired(session: Session, ctx: Ctx): Session {
-  const horizon = ctx.now - ctx.config.jobRetentionMs;
+/** The earliest completion, ack or purge time among the given rows: when retention next bites. */
+export function oldestRetained(session: Session): number | null {
+  const times = [
+    ...Object.values(session.jobs).flatMap((job) => job.completedAt ?? []),
+    ...Object.values(session.inbox).flatMap((item) => item.ackedAt ?? []),
+    ...Object.values(session.purged),
+  ];
+  return times.length === 0 ? null : Math.min(...times);
+}
+
+/**
+ * Retention: jobs completed and items acked at or before the horizon go; a purged handle keeps a
+ * tombstone for one more retention period (its pull says 410, not 404), then that goes too. The
+ * loaded rows are purged here; the shell applies the same horizon in SQL to the rest.
+ */
+function purgeExpired(session: Session, horizon: number, now: number): Session {
   const expired = Object.values(session.jobs).filter(
     (job) => job.completedAt !== null && job.completedAt <= horizon,
   );
   const staleAcks = Object.values(session.inbox).filter(
     (item) => item.ackedAt !== null && item.ackedAt <= horizon,
   );
-  if (expired.length === 0 && staleAcks.length === 0) return session;
+  const staleTombs = Object.entries(session.purged).filter(([, purgedAt]) => purgedAt <= horizon);
+  if (expired.length === 0 && staleAcks.length === 0 && staleTombs.length === 0) return session;
   const jobs = { ...session.jobs };
   const purged = { ...session.purged };
+  for (const [handle] of staleTombs) delete purged[handle];
   for (const job of expired) {
     delete jobs[job.handle];
-    purged[job.handle] = ctx.now;
+    purged[job.handle] = now;
   }
   const inbox = { ...session.inbox };
   for (const item of staleAcks) delete inbox[item.envelope.id];
@@ -41,8 +63,8 @@ function purgeExpired(session: Session, ctx: Ctx): Session {
 
 function attemptResume(
   session: Session,
+  pending: number,
   ctx: Ctx,
-  random: number,
 ): { session: Session; effects: Effect[] } {
   const resume = session.resume;
   if (!isDeliverable(resume) || resume.nextAttemptAt === null || resume.nextAttemptAt > ctx.now) {
@@ -59,12 +81,12 @@ function attemptResume(
     return { session: { ...session, resume: waiting }, effects: [] };
   }
   const attempt = resume.attempts + 1;
-  // Recorded before the POST as if it will fail, so a crash mid-delivery retries on schedule.
+  // Recorded before the POST, so a crash mid-delivery counts the attempt and retries after it.
   const started: Resume = {
     ...resume,
     attempts: attempt,
     lastAttemptAt: ctx.now,
-    nextAttemptAt: ctx.now + backoffMs(attempt, random),
+    nextAttemptAt: ctx.now + DELIVERY_TIMEOUT_MS + IN_FLIGHT_MARGIN_MS,
   };
   const effect: Effect = {
     type: "deliver_resume",
@@ -76,27 +98,37 @@ function attemptResume(
       lifetime: session.lifetime,
       resume_id: resume.resumeId,
       reason: resume.reason,
-      inbox: { pending: inboxCounts(session, ctx.now).pending },
+      inbox: { pending },
     },
   };
   return { session: { ...session, resume: started }, effects: [effect] };
 }
 
-/** Runs every timer due at `ctx.now`; safe to run twice (a fired timer leaves nothing due). */
+/**
+ * Runs every timer due at `ctx.now`; safe to run twice (a fired timer leaves nothing due).
+ * `pending` counts the claimable items and `retainedSince` is `oldestRetained` over all rows (the
+ * shell reads both in SQL). The value is the retention horizon the shell applies to unloaded rows.
+ */
 export function tick(
   session: Session,
-  cmd: { resumeId: string; random: number },
+  cmd: { resumeId: string; pending: number; retainedSince: number | null },
   ctx: Ctx,
-): Decision<null> {
+): Decision<{ purgeBefore: number | null }> {
   const afterCeiling = expireWait(session, cmd.resumeId, ctx.now);
-  const afterPurge = purgeExpired(afterCeiling, ctx);
-  const attempted = attemptResume(afterPurge, ctx, cmd.random);
-  return decided(attempted.session, null, attempted.effects);
+  const horizon = ctx.now - ctx.config.jobRetentionMs;
+  const purgeBefore = cmd.retainedSince !== null && cmd.retainedSince <= horizon ? horizon : null;
+  const afterPurge =
+    purgeBefore === null ? afterCeiling : purgeExpired(afterCeiling, purgeBefore, ctx.now);
+  // A ceiling that fired admitted one envelope, still pending.
+  const pending = cmd.pending + (afterCeiling.unacked - session.unacked);
+  const attempted = attemptResume(afterPurge, pending, ctx);
+  return decided(attempted.session, { purgeBefore }, attempted.effects);
 }
 
+/** `random` jitters the backoff, which counts from now: the end of the attempt. */
 export function recordDelivery(
   session: Session,
-  cmd: { resumeId: string; delivered: boolean; error: string | null },
+  cmd: { resumeId: string; delivered: boolean; error: string | null; random: number },
   ctx: Ctx,
 ): Decision<null> {
   const resume = session.resume;
@@ -115,22 +147,25 @@ export function recordDelivery(
   const failedForGood = resume.attempts >= ctx.config.resumeMaxAttempts;
   const next: Resume = failedForGood
     ? { ...resume, state: "failed", nextAttemptAt: null, endedAt: ctx.now, lastError: cmd.error }
-    : { ...resume, lastError: cmd.error };
+    : {
+        ...resume,
+        lastError: cmd.error,
+        nextAttemptAt: ctx.now + backoffMs(resume.attempts, cmd.random),
+      };
   return decided({ ...session, resume: next }, null);
 }
 
 /** The earliest time any timer of the session falls due; null when nothing is pending. */
-export function nextDueAt(session: Session, ctx: Pick<Ctx, "config">): number | null {
+export function nextDueAt(
+  session: Session,
+  retainedSince: number | null,
+  ctx: Pick<Ctx, "config">,
+): number | null {
   const times: number[] = [];
   if (session.wait !== null) times.push(session.wait.ceilingAt);
   if (isDeliverable(session.resume) && session.resume.nextAttemptAt !== null) {
     times.push(session.resume.nextAttemptAt);
   }
-  for (const job of Object.values(session.jobs)) {
-    if (job.completedAt !== null) times.push(job.completedAt + ctx.config.jobRetentionMs);
-  }
-  for (const item of Object.values(session.inbox)) {
-    if (item.ackedAt !== null) times.push(item.ackedAt + ctx.config.jobRetentionMs);
-  }
+  if (retainedSince !== null) times.push(retainedSince + ctx.config.jobRetentionMs);
   return times.length === 0 ? null : Math.min(...times);
 }

@@ -2,10 +2,10 @@
 // Deciding when an admission wakes the session is left to the wake rules.
 import type { Decision } from "./decision";
 import { decided } from "./decision";
-import { fail } from "./errors";
+import { CLAIM_ANSWER_MAX_BYTES } from "./limits";
 import { type ProviderMessage, providerMessage } from "./messages";
 import type { Envelope, InboxItem, Session } from "./state";
-import { iso } from "./text";
+import { iso, utf8Bytes } from "./text";
 
 export const MAX_BACKLOG = 1024;
 
@@ -33,16 +33,14 @@ export function inboxCounts(session: Session, now: number): InboxCounts {
   return { pending, claimed, acked, generation: session.generation };
 }
 
-export const unackedCount = (session: Session): number =>
-  Object.values(session.inbox).filter((item) => item.state !== "acked").length;
-
-export const hasBacklogRoom = (session: Session): boolean => unackedCount(session) < MAX_BACKLOG;
+export const hasBacklogRoom = (session: Session): boolean => session.unacked < MAX_BACKLOG;
 
 export function admit(session: Session, envelope: Envelope): Session {
   const item: InboxItem = { envelope, state: "pending", leaseExpiresAt: null, ackedAt: null };
   return {
     ...session,
     generation: Math.max(session.generation, envelope.generation),
+    unacked: session.unacked + 1,
     inbox: { ...session.inbox, [envelope.id]: item },
   };
 }
@@ -58,21 +56,26 @@ export function claim(
   cmd: { max: number; leaseMs: number },
   now: number,
 ): Decision<{ claims: Claim[] }> {
-  const chosen = Object.values(session.inbox)
+  const candidates = Object.values(session.inbox)
     .filter((item) => isClaimable(item, now))
     .sort((a, b) => a.envelope.generation - b.envelope.generation)
     .slice(0, cmd.max);
   const leaseExpiresAt = now + cmd.leaseMs;
   const inbox = { ...session.inbox };
-  for (const item of chosen) {
+  const claims: Claim[] = [];
+  let bytes = 0;
+  for (const item of candidates) {
+    const entry: Claim = {
+      envelope: item.envelope,
+      provider_message: providerMessage(item.envelope),
+      lease_expires_at: iso(leaseExpiresAt),
+    };
+    bytes += utf8Bytes(JSON.stringify(entry));
+    if (claims.length > 0 && bytes > CLAIM_ANSWER_MAX_BYTES) break;
+    claims.push(entry);
     inbox[item.envelope.id] = { ...item, state: "claimed", leaseExpiresAt };
   }
-  const claims = chosen.map((item) => ({
-    envelope: item.envelope,
-    provider_message: providerMessage(item.envelope),
-    lease_expires_at: iso(leaseExpiresAt),
-  }));
-  return decided(chosen.length === 0 ? session : { ...session, inbox }, { claims });
+  return decided(claims.length === 0 ? session : { ...session, inbox }, { claims });
 }
 
 export function ack(
@@ -83,7 +86,7 @@ export function ack(
   const inbox = { ...session.inbox };
   const acked: string[] = [];
   const unknown: string[] = [];
-  let changed = false;
+  let newlyAcked = 0;
   for (const id of new Set(ids)) {
     const item = inbox[id];
     if (item === undefined) {
@@ -93,11 +96,10 @@ export function ack(
     acked.push(id);
     if (item.state !== "acked") {
       inbox[id] = { ...item, state: "acked", leaseExpiresAt: null, ackedAt: now };
-      changed = true;
+      newlyAcked += 1;
     }
   }
-  return decided(changed ? { ...session, inbox } : session, { acked, unknown });
+  const next =
+    newlyAcked === 0 ? session : { ...session, inbox, unacked: session.unacked - newlyAcked };
+  return decided(next, { acked, unknown });
 }
-
-export const requireSession = (session: Session | null) =>
-  session === null ? fail("not_found", "no such session") : null;

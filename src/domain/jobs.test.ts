@@ -11,7 +11,14 @@ const complete = (
 ) =>
   completeJob(
     state,
-    { lifetime, handle, result: completed(0, output), observed: false, resumeId: "rs" },
+    {
+      lifetime,
+      handle,
+      tokenSeq: null,
+      result: completed(0, output),
+      observed: false,
+      resumeId: "rs",
+    },
     at(T0),
   );
 
@@ -47,7 +54,14 @@ describe("job rules", () => {
     expect(
       completeJob(
         null,
-        { lifetime: "lt-1", handle: "a", result: completed(0, ""), observed: false, resumeId: "r" },
+        {
+          lifetime: "lt-1",
+          handle: "a",
+          tokenSeq: null,
+          result: completed(0, ""),
+          observed: false,
+          resumeId: "r",
+        },
         at(T0),
       ),
     ).toMatchObject({

@@ -41,6 +41,7 @@ export function reserveJob(
   }
   const job: Job = {
     handle: cmd.handle,
+    seq: session.jobSeq + 1,
     command: cmd.command,
     lifetime: session.lifetime,
     reservedAt: now,
@@ -50,10 +51,14 @@ export function reserveJob(
     generation: null,
   };
   return decided(
-    { ...session, jobs: { ...session.jobs, [job.handle]: job } },
+    { ...session, jobSeq: job.seq, jobs: { ...session.jobs, [job.handle]: job } },
     { job, created: true },
   );
 }
+
+/** The `seq` a reservation of `handle` gets: its job's own, or the next one (the token binds it). */
+export const reservationSeq = (session: Session, handle: string): number =>
+  session.jobs[handle]?.seq ?? session.jobSeq + 1;
 
 export type CompletionReply =
   | { outcome: "accepted"; generation: number; disposition: Disposition }
@@ -67,17 +72,42 @@ const sameResult = (a: JobResult, b: JobResult): boolean =>
   a.outputBytesTotal === b.outputBytesTotal &&
   a.endedBy === b.endedBy;
 
+/**
+ * The job a callback token names. A token carries its reservation's `seq`: a job that is gone, or
+ * a handle reserved again after a purge, was purged since (410) however long ago — no tombstone
+ * needed. Tokens minted before `seq` existed (`tokenSeq` null) fall back to the tombstones.
+ */
+function jobOfToken(session: Session, handle: string, tokenSeq: number | null): Result<Job> {
+  const job = session.jobs[handle];
+  if (tokenSeq !== null) {
+    if (job !== undefined && job.seq === tokenSeq) return { ok: true, value: job };
+    if (tokenSeq <= session.jobSeq) return purgedFailure(handle);
+    return fail("not_found", `no job ${handle} in this session lifetime`);
+  }
+  if (session.purged[handle] !== undefined) return purgedFailure(handle);
+  return job === undefined
+    ? fail("not_found", `no job ${handle} in this session lifetime`)
+    : { ok: true, value: job };
+}
+
 export function completeJob(
   session: Session | null,
-  cmd: { lifetime: string; handle: string; result: JobResult; observed: boolean; resumeId: string },
+  cmd: {
+    lifetime: string;
+    handle: string;
+    tokenSeq: number | null;
+    result: JobResult;
+    observed: boolean;
+    resumeId: string;
+  },
   ctx: Ctx,
 ): Decision<CompletionReply> {
   if (session === null || session.lifetime !== cmd.lifetime) {
     return fail("lifetime_ended", "the session lifetime this job belongs to has ended");
   }
-  if (session.purged[cmd.handle] !== undefined) return purgedFailure(cmd.handle);
-  const job = session.jobs[cmd.handle];
-  if (job === undefined) return fail("not_found", `no job ${cmd.handle} in this session lifetime`);
+  const found = jobOfToken(session, cmd.handle, cmd.tokenSeq);
+  if (!found.ok) return found;
+  const job = found.value;
   if (job.result !== null) {
     if (!sameResult(job.result, cmd.result)) {
       return fail("result_conflict", `job ${cmd.handle} already has a different result`);

@@ -11,6 +11,7 @@ import { utf8Bytes, utf8Tail } from "./text";
 
 const job: Job = {
   handle: "h1",
+  seq: 1,
   command: "make test",
   lifetime: "lt-1",
   reservedAt: T0,

@@ -67,6 +67,21 @@ export const ackBody = z.strictObject({
   ids: z.array(z.string().min(1).max(256)).min(1).max(1024),
 });
 
+const pageLimit = z.coerce.number().int().min(1).max(500).default(100);
+const index = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const messagesQuery = z.strictObject({
+  after: index.optional(),
+  before: index.optional(),
+  limit: pageLimit,
+});
+
+export const jobsQuery = z.strictObject({
+  status: z.enum(["running", "done"]).optional(),
+  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit: pageLimit,
+});
+
 export const notificationsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).default(0),
   wait_ms: z.coerce.number().int().min(0).max(30_000).default(0),
@@ -81,6 +96,8 @@ export type CompletionBody = z.infer<typeof completionBody>;
 export type ClaimBody = z.infer<typeof claimBody>;
 export type AckBody = z.infer<typeof ackBody>;
 export type NotificationsQuery = z.infer<typeof notificationsQuery>;
+export type MessagesQuery = z.infer<typeof messagesQuery>;
+export type JobsQuery = z.infer<typeof jobsQuery>;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export type EndedBy = (typeof ENDED_BY)[number];

@@ -3,7 +3,6 @@
 import type { Ctx, Decision } from "./decision";
 import { decided } from "./decision";
 import { fail } from "./errors";
-import { inboxCounts } from "./inbox";
 import type { Message, Role, Session, Wake } from "./state";
 import { isResumePending, jobStatus } from "./state";
 import { reasonForResult, scheduleResume } from "./wake";
@@ -26,6 +25,9 @@ export function createSession(
     resumeUrl: cmd.resumeUrl,
     metadata: cmd.metadata,
     messages: [],
+    messageCount: 0,
+    jobSeq: 0,
+    unacked: 0,
     run: null,
     wait: null,
     resume: null,
@@ -48,9 +50,9 @@ export function appendMessage(
   cmd: { role: Role; content: unknown; metadata: Readonly<Record<string, unknown>> },
   now: number,
 ): Decision<{ index: number }> {
-  const message: Message = { index: session.messages.length, ...cmd, createdAt: now };
+  const message: Message = { index: session.messageCount, ...cmd, createdAt: now };
   return decided(
-    { ...session, messages: [...session.messages, message] },
+    { ...session, messages: [...session.messages, message], messageCount: message.index + 1 },
     { index: message.index },
   );
 }
@@ -124,16 +126,17 @@ export function suspendRun(
   return decided(woken, woken);
 }
 
+/** `pending` is the count of claimable inbox items at `now` (the shell counts them in SQL). */
 export function finishRun(
   session: Session,
-  cmd: { runId: string; resumeId: string },
+  cmd: { runId: string; resumeId: string; pending: number },
   now: number,
 ): Decision<Session> {
   const notActive = requireActiveRun(session, cmd.runId);
   if (notActive) return notActive;
   const ended: Session = { ...session, run: null };
   // With a wait armed, unclaimed items travel with that wait's wake instead.
-  if (ended.wait !== null || inboxCounts(ended, now).pending === 0) return decided(ended, ended);
+  if (ended.wait !== null || cmd.pending === 0) return decided(ended, ended);
   const woken = scheduleResume(ended, "inbox_pending", cmd.resumeId, now).session;
   return decided(woken, woken);
 }

@@ -1,5 +1,5 @@
-// The in-memory shape of one session lifetime: the single source the view and storage derive from.
-// Persisting it (rows, columns) is left to the session-object store.
+// The shape of one session lifetime as the rules see it: a small core plus the rows a rule touches.
+// Which rows are loaded for a rule, and persisting them, is left to the session-object store.
 import type { EndedBy, JobStatus, TerminalStatus } from "./schemas";
 
 export type Role = "user" | "assistant" | "system" | "tool";
@@ -70,6 +70,8 @@ export interface JobResult {
 
 export interface Job {
   readonly handle: string;
+  /** Reservation number within the lifetime (1, 2, …), bound into the callback token: a fence. */
+  readonly seq: number;
   readonly command: string;
   readonly lifetime: string;
   readonly reservedAt: number;
@@ -111,13 +113,25 @@ export interface InboxItem {
   readonly ackedAt: number | null;
 }
 
+/**
+ * The core (identity, run, wait, resume, counters) is what the session object keeps in memory.
+ * `messages`, `jobs`, `inbox` and `purged` hold only the rows a rule was given or wrote: the
+ * shell loads the ones a command touches and keeps none of them; a test model may hold them all.
+ */
 export interface Session {
   readonly id: string;
   readonly lifetime: string;
   readonly createdAt: number;
   readonly resumeUrl: string | null;
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** Loaded or appended messages; the shell loads none, so it holds what a decision appended. */
   readonly messages: readonly Message[];
+  /** Messages stored so far in this lifetime: the next message's index. */
+  readonly messageCount: number;
+  /** Reservations made so far in this lifetime: the last job's `seq`. */
+  readonly jobSeq: number;
+  /** Inbox items admitted and not yet acked (the backlog the limit counts). */
+  readonly unacked: number;
   readonly run: Run | null;
   readonly wait: Wait | null;
   readonly resume: Resume | null;
@@ -126,7 +140,7 @@ export interface Session {
   readonly generation: number;
   readonly jobs: Readonly<Record<string, Job>>;
   readonly inbox: Readonly<Record<string, InboxItem>>;
-  /** Handles whose job record was purged after retention, with the purge time. */
+  /** Loaded tombstones: handles whose job was purged after retention, with the purge time. */
   readonly purged: Readonly<Record<string, number>>;
 }
 

@@ -1,7 +1,6 @@
-// The API views of a session and a job (contract section 5), derived from the domain state alone.
-// Status codes and serialization are left to the HTTP layer.
-import { inboxCounts } from "./inbox";
-import type { Job, Session } from "./state";
+// The API views of a session, a job and a message (contract section 5), from the domain state and
+// the counts the store reads in SQL. Status codes and serialization are left to the HTTP layer.
+import type { Job, Message, Session } from "./state";
 import { jobStatus, sessionStatus } from "./state";
 import { iso, isoOrNull } from "./text";
 
@@ -24,6 +23,32 @@ export function jobView(job: Job) {
 
 export type JobView = ReturnType<typeof jobView>;
 
+/** A job without its output (the list never carries outputs; the pull does). */
+export function jobSummaryView(job: Job) {
+  const { output: _output, ...summary } = jobView(job);
+  return summary;
+}
+
+export type JobSummaryView = ReturnType<typeof jobSummaryView>;
+
+export function messageView(message: Message) {
+  return {
+    index: message.index,
+    role: message.role,
+    content: message.content,
+    metadata: message.metadata,
+    created_at: iso(message.createdAt),
+  };
+}
+
+export type MessageView = ReturnType<typeof messageView>;
+
+/** Counts the view shows that live in rows, not in the core: read by the store for each view. */
+export interface RowCounts {
+  readonly inbox: { readonly pending: number; readonly claimed: number };
+  readonly jobs: { readonly running: number; readonly done: number };
+}
+
 /** While a wait is armed, metadata.runtime carries the suspend markers; clearing the wait drops them. */
 function metadataView(session: Session): Record<string, unknown> {
   const { runtime, ...rest } = session.metadata;
@@ -39,11 +64,8 @@ function metadataView(session: Session): Record<string, unknown> {
   };
 }
 
-export function sessionView(session: Session, now: number) {
+export function sessionView(session: Session, counts: RowCounts) {
   const { wait, run, resume } = session;
-  const counts = inboxCounts(session, now);
-  const jobs = Object.values(session.jobs);
-  const running = jobs.filter((job) => job.result === null).length;
   return {
     id: session.id,
     lifetime: session.lifetime,
@@ -67,14 +89,12 @@ export function sessionView(session: Session, now: number) {
         ? null
         : { reason: "waiting_for_bash" as const, suspended_at: iso(wait.since), resumable: true },
     metadata: metadataView(session),
-    messages: session.messages.map((message) => ({
-      index: message.index,
-      role: message.role,
-      content: message.content,
-      metadata: message.metadata,
-      created_at: iso(message.createdAt),
-    })),
-    inbox: { pending: counts.pending, claimed: counts.claimed, generation: counts.generation },
+    message_count: session.messageCount,
+    inbox: {
+      pending: counts.inbox.pending,
+      claimed: counts.inbox.claimed,
+      generation: session.generation,
+    },
     resume:
       resume === null
         ? null
@@ -89,7 +109,7 @@ export function sessionView(session: Session, now: number) {
             last_error: resume.lastError,
             ended_at: isoOrNull(resume.endedAt),
           },
-    jobs: { running, done: jobs.length - running },
+    jobs: { running: counts.jobs.running, done: counts.jobs.done },
     notify_seq: session.notifySeq,
     resume_url: session.resumeUrl,
   };

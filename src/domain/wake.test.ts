@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { at, completed, ok, session, suspendedOn, T0, withJobs } from "../../test/support/domain";
-import { claim } from "./inbox";
+import { claim, inboxCounts } from "./inbox";
 import { completeJob } from "./jobs";
 import { finishRun, registerRun, suspendRun } from "./session";
 import { sessionStatus } from "./state";
@@ -11,6 +11,7 @@ const done = (state: ReturnType<typeof session>, handle: string, output = "out",
     {
       lifetime: state.lifetime,
       handle,
+      tokenSeq: null,
       result: completed(0, output),
       observed: false,
       resumeId: `rs-${handle}`,
@@ -18,6 +19,9 @@ const done = (state: ReturnType<typeof session>, handle: string, output = "out",
     },
     at(T0 + 1000),
   );
+
+const finish = (state: ReturnType<typeof session>, runId: string, now: number) =>
+  finishRun(state, { runId, resumeId: "rs-fin", pending: inboxCounts(state, now).pending }, now);
 
 describe("wake rules", () => {
   it("a completion that meets an `all` wait only when the last handle finishes stages the others", () => {
@@ -89,7 +93,14 @@ describe("wake rules", () => {
     const next = ok(
       completeJob(
         state,
-        { lifetime: state.lifetime, handle: "a", result: lost, observed: false, resumeId: "r" },
+        {
+          lifetime: state.lifetime,
+          handle: "a",
+          tokenSeq: null,
+          result: lost,
+          observed: false,
+          resumeId: "r",
+        },
         at(T0),
       ),
     );
@@ -125,7 +136,7 @@ describe("wake rules", () => {
       registerRun(withJobs(session(), ["a"]), { runId: "r", resumeId: null }, T0),
     ).state;
     const withItem = ok(done(running, "a")).state;
-    const finished = ok(finishRun(withItem, { runId: "r", resumeId: "rs-fin" }, T0 + 5)).state;
+    const finished = ok(finish(withItem, "r", T0 + 5)).state;
     expect(finished.resume).toMatchObject({ resumeId: "rs-fin", reason: "inbox_pending" });
   });
 
@@ -136,7 +147,7 @@ describe("wake rules", () => {
     const claimed = ok(
       claim(ok(done(running, "a")).state, { max: 16, leaseMs: 60_000 }, T0 + 2),
     ).state;
-    const finished = ok(finishRun(claimed, { runId: "r", resumeId: "rs-fin" }, T0 + 5)).state;
+    const finished = ok(finish(claimed, "r", T0 + 5)).state;
     expect(finished.resume).toBeNull();
     expect(sessionStatus(finished)).toBe("idle");
   });
@@ -146,7 +157,7 @@ describe("wake rules", () => {
       registerRun(suspendedOn(["a", "b"]), { runId: "human", resumeId: null }, T0),
     ).state;
     const withItem = ok(done(human, "a")).state;
-    const finished = ok(finishRun(withItem, { runId: "human", resumeId: "rs-fin" }, T0 + 5)).state;
+    const finished = ok(finish(withItem, "human", T0 + 5)).state;
     expect(sessionStatus(finished)).toBe("suspended");
     expect(finished.resume).toBeNull();
     expect(finished.wait?.handles).toEqual(["b"]);

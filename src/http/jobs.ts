@@ -2,9 +2,9 @@
 import type { Hono } from "hono";
 import { bearerToken } from "../auth/agent-token";
 import { verifyCallbackToken } from "../auth/callback-token";
-import { completionBody, reserveJobBody } from "../domain/schemas";
+import { completionBody, jobsQuery, reserveJobBody } from "../domain/schemas";
 import { utf8Bytes } from "../domain/text";
-import { jsonBody } from "./body";
+import { jsonBody, validate } from "./body";
 import { type AppContext, type AppEnv, pathIds, reply, sessionStub } from "./context";
 import { problem } from "./problem";
 
@@ -33,7 +33,15 @@ export function jobRoutes(app: Hono<AppEnv>): void {
   app.get("/v1/sessions/:sid/exec-jobs", async (c) => {
     const ids = pathIds(c, "sid");
     if (ids instanceof Response) return ids;
-    return reply(await sessionStub(c, ids.sid).listJobs());
+    const query = validate(jobsQuery, c.req.query());
+    if (!query.ok) return query.response;
+    return reply(
+      await sessionStub(c, ids.sid).listJobs({
+        status: query.value.status ?? null,
+        after: query.value.after,
+        limit: query.value.limit,
+      }),
+    );
   });
 
   app.get("/v1/sessions/:sid/exec-jobs/:handle", async (c) => {
@@ -66,6 +74,7 @@ export function jobRoutes(app: Hono<AppEnv>): void {
     const result = await sessionStub(c, sessionId).complete({
       lifetime: claims.lifetime,
       handle,
+      tokenSeq: claims.seq,
       observed: completion.observed,
       result: {
         status: completion.status,

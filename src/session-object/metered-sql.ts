@@ -8,12 +8,12 @@ export interface SqlMeter {
 
 /** An SqlStorage whose cursors are tallied into `meter` once consumed (call `settle` after use). */
 export function meteredSql(sql: SqlStorage, meter: SqlMeter): { sql: SqlStorage; settle(): void } {
-  const open: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+  const open: { cursor: SqlStorageCursor<Record<string, SqlStorageValue>>; read: boolean }[] = [];
   const metered = Object.create(sql) as SqlStorage;
   Object.defineProperty(metered, "exec", {
     value: (query: string, ...bindings: unknown[]) => {
       const cursor = sql.exec(query, ...bindings);
-      open.push(cursor);
+      open.push({ cursor, read: /^\s*SELECT\b/i.test(query) });
       return cursor;
     },
   });
@@ -21,9 +21,10 @@ export function meteredSql(sql: SqlStorage, meter: SqlMeter): { sql: SqlStorage;
   return {
     sql: metered,
     settle() {
-      for (const cursor of open.splice(0)) {
-        // A write's counts are final only once its cursor has run to the end.
-        cursor.toArray();
+      for (const { cursor, read } of open.splice(0)) {
+        // A write's counts are final only once its cursor has run to the end; a read that stopped
+        // early (a page) must not be drained, or the page bound would be for nothing.
+        if (!read) cursor.toArray();
         meter.rowsRead += cursor.rowsRead;
         meter.rowsWritten += cursor.rowsWritten;
       }

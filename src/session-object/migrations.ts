@@ -101,7 +101,39 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE purged_v2 RENAME TO purged;
     `,
   },
+  {
+    id: 3,
+    description:
+      "reservation seq per job (bound into callback tokens) and the indexes paged reads and due times use",
+    sql: `
+      ALTER TABLE session ADD COLUMN job_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE jobs ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+      UPDATE jobs SET seq = (
+        SELECT COUNT(*) FROM jobs AS earlier
+        WHERE earlier.reserved_at < jobs.reserved_at
+          OR (earlier.reserved_at = jobs.reserved_at AND earlier.handle <= jobs.handle)
+      );
+      UPDATE session SET job_seq = (SELECT COALESCE(MAX(seq), 0) FROM jobs);
+      CREATE UNIQUE INDEX jobs_by_seq ON jobs (seq);
+      CREATE INDEX jobs_by_status ON jobs (status);
+      CREATE INDEX jobs_by_completion ON jobs (completed_at) WHERE completed_at IS NOT NULL;
+      CREATE INDEX inbox_by_state ON inbox (state, lease_expires_at);
+      CREATE INDEX inbox_by_ack ON inbox (acked_at) WHERE acked_at IS NOT NULL;
+      CREATE INDEX purged_by_time ON purged (purged_at);
+    `,
+  },
 ];
+
+/** True once a session was ever created here (and not deleted since): its schema exists. */
+export function hasSchema(sql: SqlStorage): boolean {
+  return (
+    sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '_migrations'",
+      )
+      .one().n > 0
+  );
+}
 
 export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
   sql.exec(

@@ -2,8 +2,7 @@
 // Deciding when to deliver and what an outcome means is left to the domain delivery rules.
 import { createHmac } from "node:crypto";
 import type { ResumePayload } from "../domain/decision";
-
-export const DELIVERY_TIMEOUT_MS = 10_000;
+import { DELIVERY_TIMEOUT_MS } from "../domain/delivery";
 
 export function signWebhook(
   secret: string,

@@ -1,37 +1,63 @@
-// The session Durable Object: load → decide → persist (one transactionSync) → perform effects.
-// Every rule lives in src/domain; this shell owns storage, the one physical alarm and outbound calls.
+// The session Durable Object: load the rows a rule needs → decide → persist (one transactionSync).
+// It keeps only the session core in memory; rules live in src/domain, SQL in the store.
 import { DurableObject } from "cloudflare:workers";
 import { tokenForReservation } from "../auth/callback-token";
 import { type Config, readConfig } from "../domain/config";
 import type { Ctx, Decision, Effect } from "../domain/decision";
-import { nextDueAt, recordDelivery, tick } from "../domain/delivery";
+import { IN_FLIGHT_MARGIN_MS, nextDueAt, recordDelivery, tick } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
-import { ack, type Claim, claim, type InboxCounts, inboxCounts } from "../domain/inbox";
-import { type CompletionReply, completeJob, pullJob, reserveJob } from "../domain/jobs";
+import { ack, type Claim, claim, type InboxCounts } from "../domain/inbox";
+import {
+  type CompletionReply,
+  completeJob,
+  pullJob,
+  reservationSeq,
+  reserveJob,
+} from "../domain/jobs";
+import { JOB_PAGE_MAX_BYTES, MESSAGE_PAGE_MAX_BYTES } from "../domain/limits";
 import {
   appendMessage,
   createSession,
-  deleteSession,
   finishRun,
   registerRun,
   requireActiveRun,
   suspendRun,
 } from "../domain/session";
 import type { JobResult, Role, Session, Wake } from "../domain/state";
-import { type JobView, jobView, type SessionView, sessionView } from "../domain/view";
+import {
+  type JobSummaryView,
+  type JobView,
+  jobSummaryView,
+  jobView,
+  type MessageView,
+  messageView,
+  type SessionView,
+  sessionView,
+} from "../domain/view";
 import type { Env } from "../env";
 import { PhysicalAlarm } from "./alarm";
 import { meteredSql, type SqlMeter } from "./metered-sql";
-import { migrate } from "./migrations";
+import { hasSchema, migrate } from "./migrations";
 import { postResume } from "./resume-webhook";
-import { loadSession, persistSession } from "./store";
+import * as store from "./store";
 import { Waiters } from "./waiters";
 
 const newId = (prefix: string): string => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 const MAX_TIMER_ROUNDS = 64;
 
+/** The core of a decided state: what stays in memory once its rows are written. */
+const coreOf = (state: Session): Session =>
+  state.messages.length === 0 &&
+  Object.keys(state.jobs).length === 0 &&
+  Object.keys(state.inbox).length === 0 &&
+  Object.keys(state.purged).length === 0
+    ? state
+    : { ...state, messages: [], jobs: {}, inbox: {}, purged: {} };
+
 export class SessionObject extends DurableObject<Env> {
-  private session: Session | null = null;
+  private core: Session | null = null;
+  /** `oldestRetained` over all rows, kept because it only moves on a purge or from null. */
+  private retainedSince: number | null = null;
   private readonly config: Config;
   private readonly waiters = new Waiters();
   private readonly physicalAlarm: PhysicalAlarm;
@@ -46,50 +72,105 @@ export class SessionObject extends DurableObject<Env> {
     this.physicalAlarm = new PhysicalAlarm(ctx.storage);
     this.metered = meteredSql(ctx.storage.sql, this.meter);
     void ctx.blockConcurrencyWhile(async () => {
+      // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
+      if (!hasSchema(ctx.storage.sql)) return;
       // All-or-nothing: a migration that rebuilds a table must never stop half-way.
       ctx.storage.transactionSync(() => migrate(ctx.storage.sql));
-      this.session = loadSession(this.metered.sql);
+      this.core = store.loadCore(this.sql);
+      this.retainedSince = store.oldestRetained(this.sql);
       this.metered.settle();
       await this.armAlarm(false);
     });
+  }
+
+  private get sql(): SqlStorage {
+    return this.metered.sql;
   }
 
   private ctxAt(now: number): Ctx {
     return { now, config: this.config };
   }
 
-  /** Persists and swaps the in-memory view in one synchronous block: no await between them. */
-  private commit<T>(decision: Decision<T>): Result<T> & { effects?: readonly Effect[] } {
+  /** Runs a read against storage and tallies the rows it read. */
+  private read<T>(query: (sql: SqlStorage) => T): T {
+    try {
+      return query(this.sql);
+    } finally {
+      this.metered.settle();
+    }
+  }
+
+  /**
+   * Persists a decision over the rows it was given and swaps the core in one synchronous block:
+   * no await between them. `also` runs in the same transaction (SQL over rows not loaded).
+   */
+  private commit<T>(
+    loaded: Session | null,
+    decision: Decision<T>,
+    also?: (sql: SqlStorage) => boolean,
+  ): Result<T> & { effects?: readonly Effect[] } {
     if (!decision.ok) return decision;
-    const before = this.session;
-    this.ctx.storage.transactionSync(() =>
-      persistSession(this.metered.sql, before, decision.state),
-    );
-    this.session = decision.state;
+    const before = this.core;
+    let moved = false;
+    this.ctx.storage.transactionSync(() => {
+      store.persistSession(this.sql, loaded, decision.state);
+      moved = also?.(this.sql) ?? false;
+    });
+    this.core = decision.state === null ? null : coreOf(decision.state);
+    if (this.core === null) this.retainedSince = null;
+    else if (moved || this.retainedSince === null) {
+      this.retainedSince = store.oldestRetained(this.sql);
+    }
     this.metered.settle();
-    if ((decision.state?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.waiters.wakeAll();
-    void this.armAlarm(false);
+    if ((this.core?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.waiters.wakeAll();
+    this.armAlarmInBackground();
     // A wake that is due now is attempted at once instead of waiting for the alarm to be scheduled;
     // the alarm stays armed as the durable fallback (the attempt is recorded before any POST).
     if (!this.runningTimers && this.dueNow()) this.ctx.waitUntil(this.runDueTimers());
     return { ok: true, value: decision.value, effects: decision.effects };
   }
 
-  private withSession<T>(run: (session: Session, now: number) => Decision<T>): Result<T> {
-    if (this.session === null) return fail("not_found", "no such session");
-    const result = this.commit(run(this.session, Date.now()));
+  /** Loads what `decide` reads on top of the core, decides, commits. */
+  private decide<T>(
+    load: (core: Session, sql: SqlStorage, now: number) => Session,
+    decide: (loaded: Session, now: number) => Decision<T>,
+  ): Result<T> {
+    const core = this.core;
+    if (core === null) return fail("not_found", "no such session");
+    const now = Date.now();
+    const loaded = this.read((sql) => load(core, sql, now));
+    const result = this.commit(loaded, decide(loaded, now));
     return result.ok ? { ok: true, value: result.value } : result;
   }
 
   private viewOf(session: Session | null): Result<SessionView> {
-    return session === null
-      ? fail("not_found", "no such session")
-      : { ok: true, value: sessionView(session, Date.now()) };
+    if (session === null) return fail("not_found", "no such session");
+    const now = Date.now();
+    return {
+      ok: true,
+      value: this.read((sql) => {
+        const pending = store.countPending(sql, now);
+        return sessionView(session, {
+          inbox: { pending, claimed: session.unacked - pending },
+          jobs: store.countJobs(sql),
+        });
+      }),
+    };
   }
 
-  private armAlarm(inAlarm: boolean): Promise<void> {
-    const due = this.session === null ? null : nextDueAt(this.session, { config: this.config });
-    return this.physicalAlarm.arm(due, inAlarm);
+  private armAlarm(inAlarm: boolean, floorMs = 1): Promise<void> {
+    const due =
+      this.core === null ? null : nextDueAt(this.core, this.retainedSince, { config: this.config });
+    return this.physicalAlarm.arm(due, inAlarm, floorMs);
+  }
+
+  private armAlarmInBackground(): void {
+    this.ctx.waitUntil(
+      this.armAlarm(false).catch((error: unknown) => {
+        // Retried already; the next commit or alarm arms again (the cache was cleared).
+        console.error("setAlarm failed after retries", error);
+      }),
+    );
   }
 
   // ---- sessions and messages -------------------------------------------------------------
@@ -99,19 +180,29 @@ export class SessionObject extends DurableObject<Env> {
     resumeUrl: string | null;
     metadata: Record<string, unknown>;
   }): Result<SessionView> {
-    const now = Date.now();
-    const result = this.commit(createSession(this.session, { ...cmd, lifetime: newId("lt") }, now));
+    const decision = createSession(this.core, { ...cmd, lifetime: newId("lt") }, Date.now());
+    if (!decision.ok) return decision;
+    this.ctx.storage.transactionSync(() => migrate(this.sql));
+    const result = this.commit(null, decision);
     return result.ok ? this.viewOf(result.value) : result;
   }
 
   view(): Result<SessionView> {
-    return this.viewOf(this.session);
+    return this.viewOf(this.core);
   }
 
-  remove(): Result<null> {
-    const result = this.commit(deleteSession(this.session));
-    if (result.ok) this.waiters.wakeAll();
-    return result.ok ? { ok: true, value: null } : result;
+  /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
+  async remove(): Promise<Result<null>> {
+    if (this.core === null) return fail("not_found", "no such session");
+    this.core = null;
+    this.retainedSince = null;
+    this.waiters.wakeAll();
+    await this.ctx.blockConcurrencyWhile(async () => {
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.physicalAlarm.forget();
+    });
+    return { ok: true, value: null };
   }
 
   appendMessage(cmd: {
@@ -119,7 +210,25 @@ export class SessionObject extends DurableObject<Env> {
     content: unknown;
     metadata: Record<string, unknown>;
   }): Result<{ index: number }> {
-    return this.withSession((session, now) => appendMessage(session, cmd, now));
+    return this.decide(
+      (core) => core,
+      (session, now) => appendMessage(session, cmd, now),
+    );
+  }
+
+  listMessages(cmd: {
+    after: number;
+    before: number | null;
+    limit: number;
+  }): Result<{ messages: MessageView[]; next_after: number | null }> {
+    if (this.core === null) return fail("not_found", "no such session");
+    const page = this.read((sql) =>
+      store.listMessages(sql, { ...cmd, maxBytes: MESSAGE_PAGE_MAX_BYTES }),
+    );
+    return {
+      ok: true,
+      value: { messages: page.messages.map(messageView), next_after: page.nextAfter },
+    };
   }
 
   // ---- runs ------------------------------------------------------------------------------
@@ -128,8 +237,10 @@ export class SessionObject extends DurableObject<Env> {
     runId: string | null;
     resumeId: string | null;
   }): Result<{ run_id: string; notify_seq: number }> {
-    return this.withSession((session, now) =>
-      registerRun(session, { runId: cmd.runId ?? newId("run"), resumeId: cmd.resumeId }, now),
+    return this.decide(
+      (core) => core,
+      (session, now) =>
+        registerRun(session, { runId: cmd.runId ?? newId("run"), resumeId: cmd.resumeId }, now),
     );
   }
 
@@ -139,17 +250,23 @@ export class SessionObject extends DurableObject<Env> {
     wake: Wake;
     ceilingMs: number | null;
   }): Result<SessionView> {
-    const result = this.withSession((session, now) =>
-      suspendRun(session, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
+    const result = this.decide(
+      (core, sql) => ({ ...core, jobs: store.loadJobs(sql, cmd.handles, false) }),
+      (session, now) => suspendRun(session, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
     );
-    return result.ok ? this.viewOf(result.value) : result;
+    return result.ok ? this.viewOf(this.core) : result;
   }
 
   finish(cmd: { runId: string }): Result<SessionView> {
-    const result = this.withSession((session, now) =>
-      finishRun(session, { ...cmd, resumeId: newId("rs") }, now),
+    let pending = 0;
+    const result = this.decide(
+      (core, sql, now) => {
+        pending = store.countPending(sql, now);
+        return core;
+      },
+      (session, now) => finishRun(session, { ...cmd, resumeId: newId("rs"), pending }, now),
     );
-    return result.ok ? this.viewOf(result.value) : result;
+    return result.ok ? this.viewOf(this.core) : result;
   }
 
   async notifications(cmd: {
@@ -157,20 +274,16 @@ export class SessionObject extends DurableObject<Env> {
     after: number;
     waitMs: number;
   }): Promise<Result<{ notify_seq: number; pending: number }>> {
-    const snapshot = (): Result<{ notify_seq: number; pending: number }> =>
-      this.session === null
-        ? fail("not_found", "no such session")
-        : {
-            ok: true,
-            value: {
-              notify_seq: this.session.notifySeq,
-              pending: inboxCounts(this.session, Date.now()).pending,
-            },
-          };
-    if (this.session === null) return fail("not_found", "no such session");
-    const notActive = requireActiveRun(this.session, cmd.runId);
+    const snapshot = (): Result<{ notify_seq: number; pending: number }> => {
+      const core = this.core;
+      if (core === null) return fail("not_found", "no such session");
+      const pending = this.read((sql) => store.countPending(sql, Date.now()));
+      return { ok: true, value: { notify_seq: core.notifySeq, pending } };
+    };
+    if (this.core === null) return fail("not_found", "no such session");
+    const notActive = requireActiveRun(this.core, cmd.runId);
     if (notActive) return notActive;
-    if (this.session.notifySeq > cmd.after || cmd.waitMs === 0) return snapshot();
+    if (this.core.notifySeq > cmd.after || cmd.waitMs === 0) return snapshot();
     await this.waiters.wait(cmd.waitMs);
     return snapshot();
   }
@@ -181,23 +294,30 @@ export class SessionObject extends DurableObject<Env> {
     handle: string;
     command: string;
   }): Result<{ job: JobView; token: string; created: boolean }> {
-    const result = this.withSession((session, now) =>
-      reserveJob(
-        session,
-        {
-          ...cmd,
-          callbackToken: tokenForReservation(
-            session.jobs[cmd.handle]?.callbackToken,
-            this.config.callbackSecrets,
-            {
-              sessionId: session.id,
-              lifetime: session.lifetime,
-              handle: cmd.handle,
-            },
-          ),
-        },
-        now,
-      ),
+    const result = this.decide(
+      (core, sql) => ({
+        ...core,
+        jobs: store.loadJobs(sql, [cmd.handle], true),
+        purged: store.loadTombstones(sql, [cmd.handle]),
+      }),
+      (session, now) =>
+        reserveJob(
+          session,
+          {
+            ...cmd,
+            callbackToken: tokenForReservation(
+              session.jobs[cmd.handle]?.callbackToken,
+              this.config.callbackSecrets,
+              {
+                sessionId: session.id,
+                lifetime: session.lifetime,
+                handle: cmd.handle,
+                seq: reservationSeq(session, cmd.handle),
+              },
+            ),
+          },
+          now,
+        ),
     );
     if (!result.ok) return result;
     const { job, created } = result.value;
@@ -205,30 +325,54 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   getJob(cmd: { handle: string }): Result<JobView> {
-    const session = this.session;
-    if (session === null) return fail("not_found", "no such session");
-    const job = pullJob(session, cmd.handle);
+    const core = this.core;
+    if (core === null) return fail("not_found", "no such session");
+    const loaded = this.read((sql) => ({
+      ...core,
+      jobs: store.loadJobs(sql, [cmd.handle], true),
+      purged: store.loadTombstones(sql, [cmd.handle]),
+    }));
+    const job = pullJob(loaded, cmd.handle);
     return job.ok ? { ok: true, value: jobView(job.value) } : job;
   }
 
-  listJobs(): Result<{ jobs: JobView[] }> {
-    const session = this.session;
-    if (session === null) return fail("not_found", "no such session");
-    const jobs = Object.values(session.jobs).sort(
-      (a, b) => a.reservedAt - b.reservedAt || (a.handle < b.handle ? -1 : 1),
-    );
-    return { ok: true, value: { jobs: jobs.map(jobView) } };
+  listJobs(cmd: {
+    status: "running" | "done" | null;
+    after: number;
+    limit: number;
+  }): Result<{ jobs: JobSummaryView[]; next: string | null }> {
+    if (this.core === null) return fail("not_found", "no such session");
+    const page = this.read((sql) => store.listJobs(sql, { ...cmd, maxBytes: JOB_PAGE_MAX_BYTES }));
+    return {
+      ok: true,
+      value: {
+        jobs: page.jobs.map(jobSummaryView),
+        next: page.next === null ? null : String(page.next),
+      },
+    };
   }
 
   complete(cmd: {
     lifetime: string;
     handle: string;
+    tokenSeq: number | null;
     result: JobResult;
     observed: boolean;
   }): Result<CompletionReply> {
     const now = Date.now();
+    const core = this.core;
+    // Another lifetime's token loads nothing: the domain refuses it on the core alone.
+    const loaded =
+      core === null || core.lifetime !== cmd.lifetime
+        ? core
+        : this.read((sql) => ({
+            ...core,
+            jobs: store.loadJobs(sql, [cmd.handle], true),
+            purged: cmd.tokenSeq === null ? store.loadTombstones(sql, [cmd.handle]) : {},
+          }));
     const result = this.commit(
-      completeJob(this.session, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
+      loaded,
+      completeJob(loaded, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
     );
     return result.ok ? { ok: true, value: result.value } : result;
   }
@@ -236,21 +380,38 @@ export class SessionObject extends DurableObject<Env> {
   // ---- inbox -----------------------------------------------------------------------------
 
   inbox(): Result<InboxCounts> {
-    const session = this.session;
-    return session === null
-      ? fail("not_found", "no such session")
-      : { ok: true, value: inboxCounts(session, Date.now()) };
+    const core = this.core;
+    if (core === null) return fail("not_found", "no such session");
+    const now = Date.now();
+    return {
+      ok: true,
+      value: this.read((sql) => {
+        const pending = store.countPending(sql, now);
+        return {
+          pending,
+          claimed: core.unacked - pending,
+          acked: store.countAcked(sql),
+          generation: core.generation,
+        };
+      }),
+    };
   }
 
   claim(cmd: { max: number; leaseMs: number }): Result<{ claims: Claim[] }> {
-    return this.withSession((session, now) => claim(session, cmd, now));
+    return this.decide(
+      (core, sql, now) => ({ ...core, inbox: store.loadClaimable(sql, now, cmd.max) }),
+      (session, now) => claim(session, cmd, now),
+    );
   }
 
   ack(cmd: { ids: string[] }): Result<{ acked: string[]; unknown: string[] }> {
-    return this.withSession((session, now) => ack(session, cmd.ids, now));
+    return this.decide(
+      (core, sql) => ({ ...core, inbox: store.loadForAck(sql, cmd.ids) }),
+      (session, now) => ack(session, cmd.ids, now),
+    );
   }
 
-  // ---- timers ----------------------------------------------------------------------------
+  // ---- operations ------------------------------------------------------------------------
 
   /** Operational counters since this object started: what a session costs in billed units. */
   stats(): Result<{
@@ -275,15 +436,21 @@ export class SessionObject extends DurableObject<Env> {
     return { ok: true, value: null };
   }
 
+  // ---- timers ----------------------------------------------------------------------------
+
   override async alarm(): Promise<void> {
     this.alarms += 1;
-    this.physicalAlarm.fired();
+    this.physicalAlarm.forget();
+    // An attempt already on the wire (started by a request) owns the timers: this alarm must not
+    // re-arm for "now" until that attempt has recorded its outcome, or it would spin.
+    const attemptOnWire = this.runningTimers;
     await this.runDueTimers();
-    await this.armAlarm(true);
+    await this.armAlarm(true, attemptOnWire ? IN_FLIGHT_MARGIN_MS : 1);
   }
 
   private dueNow(): boolean {
-    const due = this.session === null ? null : nextDueAt(this.session, { config: this.config });
+    const due =
+      this.core === null ? null : nextDueAt(this.core, this.retainedSince, { config: this.config });
     return due !== null && due <= Date.now();
   }
 
@@ -292,18 +459,26 @@ export class SessionObject extends DurableObject<Env> {
     if (this.runningTimers) return;
     this.runningTimers = true;
     try {
-      for (
-        let round = 0;
-        round < MAX_TIMER_ROUNDS && this.session !== null && this.dueNow();
-        round += 1
-      ) {
-        const result = this.commit(
-          tick(
-            this.session,
-            { resumeId: newId("rs"), random: Math.random() },
-            this.ctxAt(Date.now()),
-          ),
+      for (let round = 0; round < MAX_TIMER_ROUNDS && this.dueNow(); round += 1) {
+        const core = this.core;
+        if (core === null) break;
+        const now = Date.now();
+        const wait = core.wait;
+        const input = this.read((sql) => ({
+          loaded: { ...core, jobs: wait === null ? {} : store.loadJobs(sql, wait.handles, false) },
+          pending: store.countPending(sql, now),
+        }));
+        const decision = tick(
+          input.loaded,
+          { resumeId: newId("rs"), pending: input.pending, retainedSince: this.retainedSince },
+          this.ctxAt(now),
         );
+        const purgeBefore = decision.ok ? decision.value.purgeBefore : null;
+        const result = this.commit(input.loaded, decision, (sql) => {
+          if (purgeBefore === null) return false;
+          store.purgeBefore(sql, purgeBefore, now);
+          return true;
+        });
         for (const effect of (result.ok && result.effects) || []) await this.deliver(effect);
       }
     } finally {
@@ -319,14 +494,17 @@ export class SessionObject extends DurableObject<Env> {
       Date.now(),
     );
     // The fetch let other requests in: the domain re-checks that this resume is still the one due.
-    if (this.session === null) return;
+    const core = this.core;
+    if (core === null) return;
     this.commit(
+      core,
       recordDelivery(
-        this.session,
+        core,
         {
           resumeId: effect.payload.resume_id,
           delivered: outcome.delivered,
           error: outcome.delivered ? null : outcome.error,
+          random: Math.random(),
         },
         this.ctxAt(Date.now()),
       ),

@@ -1,5 +1,5 @@
-// SQL statements and row ⇄ domain mappers for one session; writes only the rows a decision changed.
-// Wrapping a persist in a transaction and keeping the in-memory copy is left to the object.
+// SQL statements and row ⇄ domain mappers for one session: the core, the rows a rule touches, and
+// writes of only what a decision changed. Transactions and the in-memory core are left to the object.
 import type { InboxItem, Job, Message, Resume, Run, Session, Wait } from "../domain/state";
 
 type SessionRow = {
@@ -13,10 +13,12 @@ type SessionRow = {
   resume: string | null;
   notify_seq: number;
   generation: number;
+  job_seq: number;
 };
 
-type JobRow = {
+export type JobRow = {
   handle: string;
+  seq: number;
   command: string;
   lifetime: string;
   reserved_at: number;
@@ -53,9 +55,14 @@ const parseOrNull = <T>(text: string | null): T | null =>
 const jsonOrNull = (value: unknown): string | null =>
   value === null ? null : JSON.stringify(value);
 
-function jobFromRow(row: JobRow): Job {
+/** Every column but `output`: what summaries and rules that never read the output load. */
+const JOB_SUMMARY_COLUMNS = `handle, seq, command, lifetime, reserved_at, callback_token, status, exit_code,
+  NULL AS output, output_truncated, output_bytes_total, ended_by, completed_at, generation`;
+
+export function jobFromRow(row: JobRow): Job {
   return {
     handle: row.handle,
+    seq: row.seq,
     command: row.command,
     lifetime: row.lifetime,
     reservedAt: row.reserved_at,
@@ -76,68 +83,255 @@ function jobFromRow(row: JobRow): Job {
   };
 }
 
-export function loadSession(sql: SqlStorage): Session | null {
+const messageFromRow = (row: MessageRow): Message => ({
+  index: row.idx,
+  role: row.role as Message["role"],
+  content: JSON.parse(row.content),
+  metadata: JSON.parse(row.metadata),
+  createdAt: row.created_at,
+});
+
+const itemFromRow = (row: InboxRow): InboxItem => ({
+  envelope: JSON.parse(row.envelope),
+  state: row.state as InboxItem["state"],
+  leaseExpiresAt: row.lease_expires_at,
+  ackedAt: row.acked_at,
+});
+
+/** The core the object keeps in memory: no message, job or inbox row; counters read once. */
+export function loadCore(sql: SqlStorage): Session | null {
   const row = sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
   if (row === undefined) return null;
-  const messages: Message[] = sql
-    .exec<MessageRow>("SELECT * FROM messages ORDER BY idx")
-    .toArray()
-    .map((message) => ({
-      index: message.idx,
-      role: message.role as Message["role"],
-      content: JSON.parse(message.content),
-      metadata: JSON.parse(message.metadata),
-      createdAt: message.created_at,
-    }));
-  const jobs: Record<string, Job> = {};
-  for (const jobRow of sql.exec<JobRow>("SELECT * FROM jobs").toArray())
-    jobs[jobRow.handle] = jobFromRow(jobRow);
-  const inbox: Record<string, InboxItem> = {};
-  for (const item of sql.exec<InboxRow>("SELECT * FROM inbox").toArray()) {
-    inbox[item.id] = {
-      envelope: JSON.parse(item.envelope),
-      state: item.state as InboxItem["state"],
-      leaseExpiresAt: item.lease_expires_at,
-      ackedAt: item.acked_at,
-    };
-  }
-  const purged: Record<string, number> = {};
-  for (const tomb of sql
-    .exec<{ handle: string; purged_at: number }>("SELECT * FROM purged")
-    .toArray()) {
-    purged[tomb.handle] = tomb.purged_at;
-  }
+  const counts = sql
+    .exec<{ messages: number; unacked: number }>(
+      `SELECT (SELECT COALESCE(MAX(idx) + 1, 0) FROM messages) AS messages,
+              (SELECT COUNT(*) FROM inbox WHERE state IN ('pending', 'claimed')) AS unacked`,
+    )
+    .one();
   return {
     id: row.id,
     lifetime: row.lifetime,
     createdAt: row.created_at,
     resumeUrl: row.resume_url,
     metadata: JSON.parse(row.metadata),
-    messages,
+    messages: [],
+    messageCount: counts.messages,
+    jobSeq: row.job_seq,
+    unacked: counts.unacked,
     run: parseOrNull<Run>(row.run),
     wait: parseOrNull<Wait>(row.wait),
     resume: parseOrNull<Resume>(row.resume),
     notifySeq: row.notify_seq,
     generation: row.generation,
-    jobs,
-    inbox,
-    purged,
+    jobs: {},
+    inbox: {},
+    purged: {},
   };
 }
 
-function writeJob(sql: SqlStorage, job: Job): void {
+/** The jobs of `handles` (at most a wait's 64), with outputs only when the rule reads them. */
+export function loadJobs(
+  sql: SqlStorage,
+  handles: readonly string[],
+  withOutput: boolean,
+): Record<string, Job> {
+  const columns = withOutput ? "*" : JOB_SUMMARY_COLUMNS;
+  const jobs: Record<string, Job> = {};
+  for (const handle of new Set(handles)) {
+    const row = sql
+      .exec<JobRow>(`SELECT ${columns} FROM jobs WHERE handle = ?`, handle)
+      .toArray()[0];
+    if (row !== undefined) jobs[handle] = jobFromRow(row);
+  }
+  return jobs;
+}
+
+export function loadTombstones(
+  sql: SqlStorage,
+  handles: readonly string[],
+): Record<string, number> {
+  const purged: Record<string, number> = {};
+  for (const handle of new Set(handles)) {
+    const row = sql
+      .exec<{ purged_at: number }>("SELECT purged_at FROM purged WHERE handle = ?", handle)
+      .toArray()[0];
+    if (row !== undefined) purged[handle] = row.purged_at;
+  }
+  return purged;
+}
+
+const CLAIMABLE = "(state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
+
+/** The first `limit` claimable items by generation: all a claim may take. */
+export function loadClaimable(
+  sql: SqlStorage,
+  now: number,
+  limit: number,
+): Record<string, InboxItem> {
+  const items: Record<string, InboxItem> = {};
+  const rows = sql.exec<InboxRow>(
+    `SELECT id, state, lease_expires_at, acked_at, envelope FROM inbox WHERE ${CLAIMABLE}
+     ORDER BY generation LIMIT ?`,
+    now,
+    limit,
+  );
+  for (const row of rows) items[row.id] = itemFromRow(row);
+  return items;
+}
+
+/**
+ * The items an ack names, without their envelopes: an ack never reads one, and 1,024 of them
+ * would be 64 MiB. The stand-in envelope carries id and generation only; `persistSession` never
+ * rewrites an admitted envelope, so it cannot reach storage.
+ */
+export function loadForAck(sql: SqlStorage, ids: readonly string[]): Record<string, InboxItem> {
+  const items: Record<string, InboxItem> = {};
+  for (const id of new Set(ids)) {
+    const row = sql
+      .exec<Omit<InboxRow, "envelope"> & { generation: number }>(
+        "SELECT id, generation, state, lease_expires_at, acked_at FROM inbox WHERE id = ?",
+        id,
+      )
+      .toArray()[0];
+    if (row === undefined) continue;
+    items[id] = {
+      envelope: { id: row.id, generation: row.generation } as InboxItem["envelope"],
+      state: row.state as InboxItem["state"],
+      leaseExpiresAt: row.lease_expires_at,
+      ackedAt: row.acked_at,
+    };
+  }
+  return items;
+}
+
+/** Claimable items at `now` (a lapsed lease counts as pending). */
+export const countPending = (sql: SqlStorage, now: number): number =>
+  sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM inbox WHERE ${CLAIMABLE}`, now).one().n;
+
+export const countAcked = (sql: SqlStorage): number =>
+  sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM inbox WHERE state = 'acked'").one().n;
+
+export function countJobs(sql: SqlStorage): { running: number; done: number } {
+  const row = sql
+    .exec<{ running: number; total: number }>(
+      `SELECT COALESCE(SUM(status = 'running'), 0) AS running, COUNT(*) AS total FROM jobs INDEXED BY jobs_by_status`,
+    )
+    .one();
+  return { running: row.running, done: row.total - row.running };
+}
+
+/** The SQL twin of the domain's `oldestRetained`: each MIN reads one index entry. */
+export function oldestRetained(sql: SqlStorage): number | null {
+  const row = sql
+    .exec<{ jobs: number | null; acks: number | null; tombs: number | null }>(
+      `SELECT (SELECT MIN(completed_at) FROM jobs WHERE completed_at IS NOT NULL) AS jobs,
+              (SELECT MIN(acked_at) FROM inbox WHERE acked_at IS NOT NULL) AS acks,
+              (SELECT MIN(purged_at) FROM purged) AS tombs`,
+    )
+    .one();
+  const times = [row.jobs, row.acks, row.tombs].filter((time): time is number => time !== null);
+  return times.length === 0 ? null : Math.min(...times);
+}
+
+/** Applies a retention horizon to every row, as the domain's purge does to the loaded ones. */
+export function purgeBefore(sql: SqlStorage, horizon: number, now: number): void {
+  sql.exec("DELETE FROM purged WHERE purged_at <= ?", horizon);
+  sql.exec(
+    `INSERT INTO purged (handle, purged_at) SELECT handle, ? FROM jobs WHERE completed_at <= ?
+     ON CONFLICT (handle) DO UPDATE SET purged_at = excluded.purged_at`,
+    now,
+    horizon,
+  );
+  sql.exec("DELETE FROM jobs WHERE completed_at <= ?", horizon);
+  sql.exec("DELETE FROM inbox WHERE acked_at <= ?", horizon);
+}
+
+/** Reads rows one at a time until `limit` or `maxBytes` (at least one row): a page never balloons. */
+function page<Row, T>(
+  rows: Iterable<Row>,
+  limit: number,
+  maxBytes: number,
+  map: (row: Row) => { value: T; bytes: number },
+): { values: T[]; more: boolean } {
+  const values: T[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (values.length === limit) return { values, more: true };
+    const mapped = map(row);
+    bytes += mapped.bytes;
+    if (values.length > 0 && bytes > maxBytes) return { values, more: true };
+    values.push(mapped.value);
+  }
+  return { values, more: false };
+}
+
+const rowBytes = (...texts: (string | null)[]): number =>
+  texts.reduce((sum, text) => sum + (text === null ? 0 : text.length), 0);
+
+export function listJobs(
+  sql: SqlStorage,
+  query: { status: "running" | "done" | null; after: number; limit: number; maxBytes: number },
+): { jobs: Job[]; next: number | null } {
+  const filter =
+    query.status === "running"
+      ? "AND status = 'running'"
+      : query.status === "done"
+        ? "AND status <> 'running'"
+        : "";
+  const rows = sql.exec<JobRow>(
+    `SELECT ${JOB_SUMMARY_COLUMNS} FROM jobs WHERE seq > ? ${filter} ORDER BY seq LIMIT ?`,
+    query.after,
+    query.limit + 1,
+  );
+  const result = page(rows, query.limit, query.maxBytes, (row) => ({
+    value: jobFromRow(row),
+    bytes: 512 + rowBytes(row.handle, row.command, row.lifetime),
+  }));
+  const last = result.values.at(-1);
+  return { jobs: result.values, next: result.more && last !== undefined ? last.seq : null };
+}
+
+export function listMessages(
+  sql: SqlStorage,
+  query: { after: number; before: number | null; limit: number; maxBytes: number },
+): { messages: Message[]; nextAfter: number | null } {
+  const rows = sql.exec<MessageRow>(
+    "SELECT * FROM messages WHERE idx > ? AND idx < ? ORDER BY idx LIMIT ?",
+    query.after,
+    query.before ?? Number.MAX_SAFE_INTEGER,
+    query.limit + 1,
+  );
+  const result = page(rows, query.limit, query.maxBytes, (row) => ({
+    value: messageFromRow(row),
+    bytes: 128 + rowBytes(row.content, row.metadata),
+  }));
+  const last = result.values.at(-1);
+  return {
+    messages: result.values,
+    nextAfter: result.more && last !== undefined ? last.index : null,
+  };
+}
+
+function writeJob(sql: SqlStorage, job: Job, previous: Job | undefined): void {
+  // A terminal job changes only its callback token (a retired secret was replaced).
+  if (previous !== undefined && previous.result !== null) {
+    sql.exec("UPDATE jobs SET callback_token = ? WHERE handle = ?", job.callbackToken, job.handle);
+    return;
+  }
   const result = job.result;
   sql.exec(
-    // An upsert writes one row; INSERT OR REPLACE deletes and inserts (two billed rows).
-    `INSERT INTO jobs (handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+    // An upsert writes one row; INSERT OR REPLACE deletes and inserts (two billed rows). The first
+    // result wins in storage too: a job loaded without its output can never erase it.
+    `INSERT INTO jobs (handle, seq, command, lifetime, reserved_at, callback_token, status, exit_code,
        output, output_truncated, output_bytes_total, ended_by, completed_at, generation)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (handle) DO UPDATE SET command = excluded.command, lifetime = excluded.lifetime,
-       reserved_at = excluded.reserved_at, callback_token = excluded.callback_token, status = excluded.status,
-       exit_code = excluded.exit_code, output = excluded.output, output_truncated = excluded.output_truncated,
-       output_bytes_total = excluded.output_bytes_total, ended_by = excluded.ended_by,
-       completed_at = excluded.completed_at, generation = excluded.generation`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (handle) DO UPDATE SET callback_token = excluded.callback_token,
+       status = excluded.status, exit_code = excluded.exit_code, output = excluded.output,
+       output_truncated = excluded.output_truncated, output_bytes_total = excluded.output_bytes_total,
+       ended_by = excluded.ended_by, completed_at = excluded.completed_at, generation = excluded.generation
+     WHERE jobs.status = 'running'`,
     job.handle,
+    job.seq,
     job.command,
     job.lifetime,
     job.reservedAt,
@@ -153,17 +347,26 @@ function writeJob(sql: SqlStorage, job: Job): void {
   );
 }
 
-function writeInboxItem(sql: SqlStorage, item: InboxItem): void {
+function writeInboxItem(sql: SqlStorage, item: InboxItem, isNew: boolean): void {
+  if (isNew) {
+    sql.exec(
+      "INSERT INTO inbox (id, generation, state, lease_expires_at, acked_at, envelope) VALUES (?, ?, ?, ?, ?, ?)",
+      item.envelope.id,
+      item.envelope.generation,
+      item.state,
+      item.leaseExpiresAt,
+      item.ackedAt,
+      JSON.stringify(item.envelope),
+    );
+    return;
+  }
+  // An admitted envelope never changes: only its delivery state moves.
   sql.exec(
-    `INSERT INTO inbox (id, generation, state, lease_expires_at, acked_at, envelope) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, state = excluded.state,
-       lease_expires_at = excluded.lease_expires_at, acked_at = excluded.acked_at, envelope = excluded.envelope`,
-    item.envelope.id,
-    item.envelope.generation,
+    "UPDATE inbox SET state = ?, lease_expires_at = ?, acked_at = ? WHERE id = ?",
     item.state,
     item.leaseExpiresAt,
     item.ackedAt,
-    JSON.stringify(item.envelope),
+    item.envelope.id,
   );
 }
 
@@ -171,11 +374,13 @@ function writeInboxItem(sql: SqlStorage, item: InboxItem): void {
 function diff<T>(
   before: Readonly<Record<string, T>>,
   after: Readonly<Record<string, T>>,
-  write: (value: T, key: string) => void,
+  write: (value: T, key: string, isNew: boolean) => void,
   remove: (key: string) => void,
 ): void {
   if (before === after) return;
-  for (const [key, value] of Object.entries(after)) if (before[key] !== value) write(value, key);
+  for (const [key, value] of Object.entries(after)) {
+    if (before[key] !== value) write(value, key, !(key in before));
+  }
   for (const key of Object.keys(before)) if (!(key in after)) remove(key);
 }
 
@@ -191,16 +396,17 @@ const sessionRowChanged = (before: Session, after: Session): boolean =>
   before.wait !== after.wait ||
   before.resume !== after.resume ||
   before.notifySeq !== after.notifySeq ||
-  before.generation !== after.generation;
+  before.generation !== after.generation ||
+  before.jobSeq !== after.jobSeq;
 
 function writeSessionRow(sql: SqlStorage, session: Session): void {
   sql.exec(
     `INSERT INTO session (singleton, id, lifetime, created_at, resume_url, metadata, run, wait, resume, notify_seq,
-       generation) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       generation, job_seq) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, lifetime = excluded.lifetime,
        created_at = excluded.created_at, resume_url = excluded.resume_url, metadata = excluded.metadata,
        run = excluded.run, wait = excluded.wait, resume = excluded.resume, notify_seq = excluded.notify_seq,
-       generation = excluded.generation`,
+       generation = excluded.generation, job_seq = excluded.job_seq`,
     session.id,
     session.lifetime,
     session.createdAt,
@@ -211,10 +417,14 @@ function writeSessionRow(sql: SqlStorage, session: Session): void {
     jsonOrNull(session.resume),
     session.notifySeq,
     session.generation,
+    session.jobSeq,
   );
 }
 
-/** Writes the difference between two states; `before` must be what storage holds now. */
+/**
+ * Writes the difference between two states of the rows a decision was given; `before` must agree
+ * with storage for every row it holds. Rows it does not hold are left as they are.
+ */
 export function persistSession(
   sql: SqlStorage,
   before: Session | null,
@@ -243,13 +453,13 @@ export function persistSession(
   diff(
     before.jobs,
     after.jobs,
-    (job) => writeJob(sql, job),
+    (job, handle) => writeJob(sql, job, before.jobs[handle]),
     (handle) => sql.exec("DELETE FROM jobs WHERE handle = ?", handle),
   );
   diff(
     before.inbox,
     after.inbox,
-    (item) => writeInboxItem(sql, item),
+    (item, _id, isNew) => writeInboxItem(sql, item, isNew),
     (id) => sql.exec("DELETE FROM inbox WHERE id = ?", id),
   );
   diff(
@@ -263,4 +473,25 @@ export function persistSession(
       ),
     (handle) => sql.exec("DELETE FROM purged WHERE handle = ?", handle),
   );
+}
+
+/**
+ * Every row of the session as one value — the whole-session model the domain tests use. For
+ * tests and upgrade checks only: a request never loads a whole session.
+ */
+export function snapshot(sql: SqlStorage): Session | null {
+  const core = loadCore(sql);
+  if (core === null) return null;
+  const jobs: Record<string, Job> = {};
+  for (const row of sql.exec<JobRow>("SELECT * FROM jobs")) jobs[row.handle] = jobFromRow(row);
+  const inbox: Record<string, InboxItem> = {};
+  for (const row of sql.exec<InboxRow>("SELECT * FROM inbox")) inbox[row.id] = itemFromRow(row);
+  const purged: Record<string, number> = {};
+  for (const row of sql.exec<{ handle: string; purged_at: number }>("SELECT * FROM purged"))
+    purged[row.handle] = row.purged_at;
+  const messages = sql
+    .exec<MessageRow>("SELECT * FROM messages ORDER BY idx")
+    .toArray()
+    .map(messageFromRow);
+  return { ...core, messages, jobs, inbox, purged };
 }

@@ -2,8 +2,8 @@
 // of the product checked after every step. Shared by the pure property test and the storage one.
 import fc from "fast-check";
 import type { Ctx, Decision, Effect } from "../../src/domain/decision";
-import { nextDueAt, recordDelivery, tick } from "../../src/domain/delivery";
-import { ack, claim } from "../../src/domain/inbox";
+import { nextDueAt, oldestRetained, recordDelivery, tick } from "../../src/domain/delivery";
+import { ack, claim, inboxCounts } from "../../src/domain/inbox";
 import { completeJob, reserveJob } from "../../src/domain/jobs";
 import {
   appendMessage,
@@ -226,7 +226,15 @@ export class History {
         if (s && this.runId) {
           const decision = this.apply(
             command,
-            finishRun(s, { runId: this.runId, resumeId: this.id("rs") }, this.now),
+            finishRun(
+              s,
+              {
+                runId: this.runId,
+                resumeId: this.id("rs"),
+                pending: inboxCounts(s, this.now).pending,
+              },
+              this.now,
+            ),
           );
           if (decision.ok) this.runId = null;
         }
@@ -259,7 +267,14 @@ export class History {
           command,
           completeJob(
             s,
-            { lifetime, handle: command.h, result, observed, resumeId: this.id("rs") },
+            {
+              lifetime,
+              handle: command.h,
+              tokenSeq: s?.jobs[command.h]?.seq ?? null,
+              result,
+              observed,
+              resumeId: this.id("rs"),
+            },
             this.ctx(),
           ),
         );
@@ -301,8 +316,15 @@ export class History {
         break;
       case "tick":
         // The alarm: runs only when something is due, like the shell; running it twice is harmless.
-        if (s && (nextDueAt(s, this.ctx()) ?? Number.POSITIVE_INFINITY) <= this.now) {
-          this.apply(command, tick(s, { resumeId: this.id("rs"), random: 0.5 }, this.ctx()));
+        if (
+          s &&
+          (nextDueAt(s, oldestRetained(s), this.ctx()) ?? Number.POSITIVE_INFINITY) <= this.now
+        ) {
+          const counts = {
+            pending: inboxCounts(s, this.now).pending,
+            retainedSince: oldestRetained(s),
+          };
+          this.apply(command, tick(s, { resumeId: this.id("rs"), ...counts }, this.ctx()));
         }
         break;
       case "deliver": {
@@ -316,6 +338,7 @@ export class History {
                 resumeId: effect.payload.resume_id,
                 delivered: command.ok,
                 error: command.ok ? null : "500",
+                random: 0.5,
               },
               this.ctx(),
             ),

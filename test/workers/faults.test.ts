@@ -76,11 +76,12 @@ describe("faults in the real runtime", () => {
     await wake(sid, [{ status: 200, delayMs: 1500 }]);
     await until(async () => expect(await deliveries(sid)).toHaveLength(1));
     await abortAllDurableObjects();
-    // The attempt was recorded before the POST, so the restarted object retries on schedule.
-    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    // The attempt was recorded before the POST, so the restarted object retries once the attempt's
+    // window (10 s timeout + 5 s margin) has passed.
+    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"), 30_000);
     const sent = await deliveries(sid);
     expect(sent.length).toBe(2);
     expect((await resumeIds(sid)).size).toBe(1);
     expect((await view(sid)).inbox.pending).toBe(1);
-  });
+  }, 40_000);
 });

@@ -42,7 +42,7 @@ describe("exec jobs", () => {
     const sid = uniqueId("rotate");
     const created = await createSession(sid);
     await reserve(sid, "h1");
-    const claims = { sessionId: sid, lifetime: created.lifetime, handle: "h1" };
+    const claims = { sessionId: sid, lifetime: created.lifetime, handle: "h1", seq: 1 };
     // As if the job had been reserved before `test-callback-secret-new` was put first.
     const oldToken = mintCallbackToken("test-callback-secret-old", claims);
     await runInDurableObject(stubOf(sid), (_, state) => {
@@ -53,7 +53,11 @@ describe("exec jobs", () => {
     expect((await complete(sid, "h1", oldToken, result(0, "x"))).status).toBe(202);
 
     await reserve(sid, "h2");
-    const retired = mintCallbackToken("a-secret-no-longer-listed", { ...claims, handle: "h2" });
+    const retired = mintCallbackToken("a-secret-no-longer-listed", {
+      ...claims,
+      handle: "h2",
+      seq: 2,
+    });
     await runInDurableObject(stubOf(sid), (_, state) => {
       state.storage.sql.exec("UPDATE jobs SET callback_token = ? WHERE handle = 'h2'", retired);
     });
@@ -61,7 +65,7 @@ describe("exec jobs", () => {
     const renewed = (await reserve(sid, "h2")).callback.token;
     expect(renewed).not.toBe(retired);
     expect(renewed).toBe(
-      mintCallbackToken("test-callback-secret-new", { ...claims, handle: "h2" }),
+      mintCallbackToken("test-callback-secret-new", { ...claims, handle: "h2", seq: 2 }),
     );
     expect((await complete(sid, "h2", retired, result(0, "x"))).status).toBe(401);
   });

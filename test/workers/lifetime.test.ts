@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   call,
@@ -6,6 +7,7 @@ import {
   deliveries,
   reserve,
   result,
+  stubOf,
   uniqueId,
   view,
 } from "../support/api";
@@ -49,10 +51,24 @@ describe("session lifetimes", () => {
     await createSession(sid);
     const job = await reserve(sid, "h1");
     await complete(sid, "h1", job.callback.token, result(0, "x"));
+    await call("POST", `/v1/sessions/${sid}/messages`, { body: { role: "user", content: "hi" } });
     expect((await call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    // The object keeps no storage at all for the ended lifetime: no table, no row, no alarm.
+    await runInDurableObject(stubOf(sid), async (_, state) => {
+      const tables = state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
+        .toArray();
+      expect(tables).toEqual([]);
+      expect(await state.storage.getAlarm()).toBeNull();
+    });
     expect((await call("DELETE", `/v1/sessions/${sid}`)).status).toBe(404);
+    expect((await call("GET", `/v1/sessions/${sid}`)).status).toBe(404);
     await createSession(sid);
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body).toEqual({ jobs: [] });
+    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body).toEqual({
+      jobs: [],
+      next: null,
+    });
+    expect((await view(sid)).message_count).toBe(0);
     expect((await call("GET", `/v1/sessions/${sid}/inbox`)).body).toEqual({
       pending: 0,
       claimed: 0,

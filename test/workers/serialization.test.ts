@@ -40,12 +40,14 @@ describe("serialization of human appends and completions", () => {
     expect(outcomes.filter((outcome) => outcome === "duplicate")).toHaveLength(75);
 
     const live = await view(sid);
-    expect(live.messages.map((message: { content: string }) => message.content).sort()).toEqual(
+    const stored = (await call("GET", `/v1/sessions/${sid}/messages?limit=500`)).body.messages;
+    expect(stored.map((message: { content: string }) => message.content).sort()).toEqual(
       Array.from({ length: 150 }, (_, i) => `message ${i}`).sort(),
     );
-    expect(live.messages.map((message: { index: number }) => message.index)).toEqual(
+    expect(stored.map((message: { index: number }) => message.index)).toEqual(
       Array.from({ length: 150 }, (_, i) => i),
     );
+    expect(live.message_count).toBe(150);
     expect(live.inbox).toEqual({ pending: 75, claimed: 0, generation: 75 });
     expect(live.notify_seq).toBe(75);
     expect(live.waiting_for_bash.handles).toEqual(["anchor"]);

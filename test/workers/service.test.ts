@@ -1,4 +1,4 @@
-import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
 import { call, complete, createSession, reserve, result, stubOf, uniqueId } from "../support/api";
@@ -77,46 +77,6 @@ describe("service routes", () => {
 });
 
 describe("migrations", () => {
-  it("a database of migration 1 upgrades to WITHOUT ROWID tables and keeps its jobs, inbox and purged rows", async () => {
-    const sid = uniqueId("upgrade");
-    await createSession(sid);
-    const job = await reserve(sid, "h1");
-    await complete(sid, "h1", job.callback.token, result(0, "kept"));
-    const before = (await call("GET", `/v1/sessions/${sid}`)).body;
-    await runInDurableObject(stubOf(sid), (_, state) => {
-      const sql = state.storage.sql;
-      const rows = (table: string) => sql.exec(`SELECT * FROM ${table}`).toArray();
-      const saved = { jobs: rows("jobs"), inbox: rows("inbox"), session: rows("session") };
-      // Rebuild the old shape (migration 1 only) holding the same rows, then upgrade.
-      for (const table of ["session", "messages", "jobs", "inbox", "purged", "_migrations"]) {
-        sql.exec(`DROP TABLE ${table}`);
-      }
-      migrate(sql, MIGRATIONS.slice(0, 1));
-      for (const [table, list] of Object.entries(saved)) {
-        for (const row of list) {
-          const columns = Object.keys(row);
-          sql.exec(
-            `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
-            ...Object.values(row),
-          );
-        }
-      }
-      sql.exec("INSERT INTO purged (handle, purged_at) VALUES ('old', 1)");
-      migrate(sql);
-      const shape = sql
-        .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'jobs'")
-        .one().sql;
-      expect(shape).toContain("WITHOUT ROWID");
-      expect(rows("jobs")).toEqual(saved.jobs);
-      expect(rows("inbox")).toEqual(saved.inbox);
-      expect(rows("purged")).toEqual([{ handle: "old", purged_at: 1 }]);
-    });
-    await abortAllDurableObjects();
-    const after = (await call("GET", `/v1/sessions/${sid}`)).body;
-    expect(after).toEqual(before);
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.output).toBe("kept");
-  });
-
   it("applying the migration list again changes nothing and records each id once", async () => {
     const sid = uniqueId("migrate");
     await createSession(sid);

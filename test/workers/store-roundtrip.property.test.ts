@@ -1,25 +1,45 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { loadSession, persistSession } from "../../src/session-object/store";
+import { oldestRetained } from "../../src/domain/delivery";
+import { inboxCounts } from "../../src/domain/inbox";
+import { migrate } from "../../src/session-object/migrations";
+import * as store from "../../src/session-object/store";
 import { stubOf, uniqueId } from "../support/api";
 import { checkInvariants, commandArb, History } from "../support/history";
 
 describe("storage under random histories", () => {
-  it("after every step, what SQLite reloads equals the state the domain decided", async () => {
+  it("after every step, SQLite holds exactly the whole-session model, and its counts and due times agree", async () => {
     await runInDurableObject(stubOf(uniqueId("roundtrip")), (_, state) => {
       const sql = state.storage.sql;
+      migrate(sql);
       fc.assert(
         fc.property(
           fc.array(commandArb, { minLength: 1, maxLength: 60, size: "max" }),
           (commands) => {
-            persistSession(sql, loadSession(sql), null);
+            store.persistSession(sql, store.snapshot(sql), null);
             const history = new History();
             for (const command of [{ t: "create" as const }, ...commands]) {
               const step = history.run(command);
               checkInvariants(history, step);
-              state.storage.transactionSync(() => persistSession(sql, step.before, step.after));
-              expect(loadSession(sql)).toEqual(step.after);
+              state.storage.transactionSync(() =>
+                store.persistSession(sql, step.before, step.after),
+              );
+              const model = step.after;
+              expect(store.snapshot(sql)).toEqual(model);
+              if (model === null) continue;
+              // What the object keeps in memory, and what it reads in SQL instead of scanning rows.
+              expect(store.loadCore(sql)).toEqual({
+                ...model,
+                messages: [],
+                jobs: {},
+                inbox: {},
+                purged: {},
+              });
+              expect(store.oldestRetained(sql)).toBe(oldestRetained(model));
+              expect(store.countPending(sql, history.now)).toBe(
+                inboxCounts(model, history.now).pending,
+              );
             }
           },
         ),

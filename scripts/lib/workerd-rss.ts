@@ -1,0 +1,24 @@
+// Memory of the processes `wrangler dev` runs, read from `ps` (the soak and stress scripts).
+import { execFileSync } from "node:child_process";
+
+/**
+ * Resident memory of wrangler dev's two workerd processes, in MiB: the one listening on the dev port
+ * runs wrangler's own proxy (none of our code); the other runs exec-inbox.
+ */
+export function workerdRssMiB(
+  groupId: number | undefined,
+  devPort: string,
+): { proxy: number; runtime: number } {
+  const rss = { proxy: 0, runtime: 0 };
+  if (groupId === undefined) return rss;
+  const table = execFileSync("ps", ["-o", "pid=,rss=,args=", "-g", String(groupId)], {
+    encoding: "utf8",
+  });
+  for (const line of table.split("\n")) {
+    const [, kib, args] = /^\s*\d+\s+(\d+)\s+(.*)$/.exec(line) ?? [];
+    if (kib === undefined || args === undefined || !args.includes("bin/workerd")) continue;
+    const isProxy = args.includes(`entry=127.0.0.1:${devPort}`);
+    rss[isProxy ? "proxy" : "runtime"] += Math.round(Number(kib) / 1024);
+  }
+  return rss;
+}

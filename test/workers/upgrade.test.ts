@@ -1,0 +1,103 @@
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { mintCallbackToken } from "../../src/auth/callback-token";
+import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
+import {
+  call,
+  complete,
+  createSession,
+  reserve,
+  result,
+  stubOf,
+  uniqueId,
+  view,
+} from "../support/api";
+
+const OLD_SECRET = "test-callback-secret-old";
+/** Columns revision 2 added; a database of the old shape has none of them. */
+const NEW_COLUMNS = new Set(["seq", "job_seq"]);
+
+describe("upgrading a session stored by revision 1", () => {
+  it("a database of migration 1 upgrades in place: every row kept, jobs numbered in reservation order, old tokens still work", async () => {
+    const sid = uniqueId("upgrade");
+    const created = await createSession(sid);
+    const legacy = (handle: string) =>
+      mintCallbackToken(OLD_SECRET, {
+        sessionId: sid,
+        lifetime: created.lifetime,
+        handle,
+        seq: null,
+      });
+    for (const handle of ["h1", "h2", "h3", "gone"]) await reserve(sid, handle);
+    await complete(sid, "h1", (await reserve(sid, "h1")).callback.token, result(0, "kept"));
+    for (const text of ["first", "second"]) {
+      await call("POST", `/v1/sessions/${sid}/messages`, { body: { role: "user", content: text } });
+    }
+    await runInDurableObject(stubOf(sid), (_, state) => {
+      const sql = state.storage.sql;
+      const rows = (table: string) => sql.exec(`SELECT * FROM ${table}`).toArray();
+      const saved = Object.fromEntries(
+        ["session", "messages", "jobs", "inbox"].map((table) => [table, rows(table)]),
+      );
+      // Rebuild revision 1's first shape holding the same rows, with revision 1's tokens.
+      for (const { name } of sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%'",
+        )
+        .toArray()) {
+        sql.exec(`DROP TABLE ${name}`);
+      }
+      migrate(sql, MIGRATIONS.slice(0, 1));
+      for (const [table, list] of Object.entries(saved)) {
+        for (const row of list) {
+          const entries = Object.entries(row).filter(([column]) => !NEW_COLUMNS.has(column));
+          if (table === "jobs") {
+            const handle = String(row.handle);
+            if (handle === "gone") continue;
+            entries.push(["callback_token", legacy(handle)]);
+          }
+          const unique = new Map(entries);
+          sql.exec(
+            `INSERT INTO ${table} (${[...unique.keys()].join(", ")}) VALUES (${[...unique.keys()].map(() => "?").join(", ")})`,
+            ...unique.values(),
+          );
+        }
+      }
+      // A job purged under revision 1 left a tombstone.
+      sql.exec("INSERT INTO purged (handle, purged_at) VALUES ('gone', ?)", Date.now());
+    });
+    await abortAllDurableObjects();
+
+    const upgraded = await view(sid);
+    expect(upgraded).toMatchObject({
+      lifetime: created.lifetime,
+      message_count: 2,
+      jobs: { running: 2, done: 1 },
+      inbox: { pending: 1, claimed: 0, generation: 1 },
+    });
+    const messages = (await call("GET", `/v1/sessions/${sid}/messages`)).body;
+    expect(messages.messages.map((message: { content: string }) => message.content)).toEqual([
+      "first",
+      "second",
+    ]);
+    const listed = (await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body;
+    expect(listed.jobs.map((job: { handle: string }) => job.handle)).toEqual(["h1", "h2", "h3"]);
+    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.output).toBe("kept");
+
+    // A runner holding a revision-1 token is not stranded by the upgrade.
+    expect((await reserve(sid, "h2")).callback.token).toBe(legacy("h2"));
+    expect((await complete(sid, "h2", legacy("h2"), result(0, "after upgrade"))).status).toBe(202);
+    const gone = await complete(sid, "gone", legacy("gone"), result(0, "late"));
+    expect([gone.status, gone.body.code]).toEqual([410, "job_expired"]);
+    // New reservations continue the numbering: their tokens bind the next seq.
+    const fresh = await reserve(sid, "h4");
+    expect(fresh.callback.token).toBe(
+      mintCallbackToken("test-callback-secret-new", {
+        sessionId: sid,
+        lifetime: created.lifetime,
+        handle: "h4",
+        seq: 4,
+      }),
+    );
+  });
+});
