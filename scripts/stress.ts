@@ -309,8 +309,10 @@ async function main(): Promise<void> {
   console.log(`| --- |${" --- |".repeat(columns.length)}`);
   for (const [row, cells] of rows)
     console.log(`| ${row} | ${columns.map((_, i) => cells[i] ?? "–").join(" | ")} |`);
-  console.log(`\n${setup}.\nLatency: median of ${SAMPLES} samples (fewer for a refused or ≥ 1 MiB`);
-  console.log("answer); size: the largest answer; Δ: against the warmed, empty service.");
+  console.log(
+    `\n${setup}.\nLatency: median of ${SAMPLES} samples (fewer for a refused or ≥ 1 MiB answer);`,
+  );
+  console.log("size: the largest answer; Δ: against the warmed, empty service.");
   for (const [key, { count, example }] of failures)
     console.log(`non-2xx ×${count}: ${key} (${example})`);
   for (const failed of flags) console.log(`FAIL: ${failed}`);

@@ -78,4 +78,54 @@ describe("job rules", () => {
     expect(refused).toMatchObject({ ok: false, code: "inbox_full" });
     expect(state.jobs[handles[MAX_BACKLOG]!]?.result).toBeNull();
   });
+
+  it("a purged job is refused however long after its purge: the token's seq outlives the tombstone", () => {
+    const state = withJobs(session(), ["a"]);
+    const seq = state.jobs.a?.seq ?? 0;
+    expect(seq).toBe(1);
+    // The job and, later, even its tombstone are gone: nothing of it is left in storage.
+    const forgotten = { ...state, jobs: {}, purged: {} };
+    const late = completeJob(
+      forgotten,
+      {
+        lifetime: state.lifetime,
+        handle: "a",
+        tokenSeq: seq,
+        result: completed(0, "late"),
+        observed: false,
+        resumeId: "r",
+      },
+      at(T0),
+    );
+    expect(late).toMatchObject({ ok: false, code: "job_expired" });
+  });
+
+  it("a handle reserved again after its tombstone went cannot be completed with the old token", () => {
+    const first = withJobs(session(), ["a"]);
+    const again = ok(
+      reserveJob(
+        { ...first, jobs: {}, purged: {} },
+        { handle: "a", command: "run a", callbackToken: "tok-new" },
+        T0,
+      ),
+    ).state;
+    expect(again.jobs.a?.seq).toBe(2);
+    const stale = (tokenSeq: number) =>
+      completeJob(
+        again,
+        {
+          lifetime: again.lifetime,
+          handle: "a",
+          tokenSeq,
+          result: completed(0, "x"),
+          observed: false,
+          resumeId: "r",
+        },
+        at(T0),
+      );
+    expect(stale(1)).toMatchObject({ ok: false, code: "job_expired" });
+    expect(ok(stale(2)).value).toMatchObject({ outcome: "accepted" });
+    // A seq never handed out is not a purged job: nothing is known of it.
+    expect(stale(9)).toMatchObject({ ok: false, code: "not_found" });
+  });
 });

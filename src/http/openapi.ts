@@ -29,6 +29,11 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   "/v1/sessions/{sid}/messages": {
     post: { summary: "Append a message", body: appendMessageBody, auth: "agent", ok: "201" },
+    get: {
+      summary: "A page of messages by index (after, before, limit 1-500)",
+      auth: "agent",
+      ok: "200",
+    },
   },
   "/v1/sessions/{sid}/runs": {
     post: { summary: "Register a run", body: registerRunBody, auth: "agent", ok: "201" },
@@ -54,7 +59,11 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       auth: "agent",
       ok: "201",
     },
-    get: { summary: "List jobs", auth: "agent", ok: "200" },
+    get: {
+      summary: "A page of job summaries, no outputs (status, after, limit 1-500)",
+      auth: "agent",
+      ok: "200",
+    },
   },
   "/v1/sessions/{sid}/exec-jobs/{handle}": {
     get: { summary: "Pull a job (write_stdin)", auth: "agent", ok: "200" },
