@@ -216,9 +216,8 @@ async function main(): Promise<void> {
   }
   let retriedAppendCopies = 0;
   for (const sid of [...live]) {
-    const contents = (
-      (await api(base, "GET", `/v1/sessions/${sid}`)).body.messages as Array<{ content: string }>
-    ).map((m) => m.content);
+    const page = (await api(base, "GET", `/v1/sessions/${sid}/messages?limit=500`)).body;
+    const contents = (page.messages as Array<{ content: string }>).map((m) => m.content);
     retriedAppendCopies += contents.length - new Set(contents).size;
   }
   for (let s = SESSIONS; s < SESSIONS + STALE_SESSIONS; s += 1) {

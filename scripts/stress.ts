@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { stripVTControlCharacters } from "node:util";
 import { AGENT_TOKEN, freePort, startWranglerDev } from "./lib/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
@@ -33,13 +34,10 @@ const P50_LIMIT = 1.2;
 const CHECKPOINTS = [0, 0.25, 0.5, 1].map((share) => Math.round(share * COMPLETIONS));
 const messagesAt = (completions: number) => Math.round((MESSAGES * completions) / COMPLETIONS);
 
-interface Answer {
-  status: number;
-  bytes: number;
-  ms: number;
-  // biome-ignore lint/suspicious/noExplicitAny: answers are read by field, shapes per the contract.
-  json: () => any;
-}
+type Rss = { runtime: number; proxy: number };
+type Sample = { status: number; bytes: number; ms: number };
+// biome-ignore lint/suspicious/noExplicitAny: answers are read by field, shapes per the contract.
+type Answer = Sample & { json: () => any };
 const is2xx = (status: number) => status >= 200 && status < 300;
 const failures = new Map<string, { count: number; example: string }>();
 const flags: string[] = [];
@@ -99,12 +97,10 @@ function percentile(values: number[], p: number): number {
 }
 const median = (values: number[]) => percentile(values, 50);
 const ms = (value: number) => `${value.toFixed(1)} ms`;
-const size = (bytes: number) =>
-  bytes < 10_240
-    ? `${bytes} B`
-    : bytes < MIB
-      ? `${(bytes / 1024).toFixed(1)} KiB`
-      : `${(bytes / MIB).toFixed(1)} MiB`;
+function size(bytes: number): string {
+  if (bytes < 10_240) return `${bytes} B`;
+  return bytes < MIB ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / MIB).toFixed(1)} MiB`;
+}
 const signed = (value: number) => `${value >= 0 ? "+" : ""}${value}`;
 
 /** Records a cell of the final table and prints it as the run goes. */
@@ -192,12 +188,7 @@ class Session {
 }
 
 /** Median latency and largest answer of ~20 samples; flags answers of 1 MiB or more. */
-async function probe(
-  row: string,
-  column: number,
-  sample: () => Promise<{ status: number; bytes: number; ms: number }>,
-  mayBeLarge = false,
-): Promise<void> {
+async function probe(row: string, column: number, sample: () => Promise<Sample>, big = false) {
   const times: number[] = [];
   let bytes = 0;
   let status = 200;
@@ -210,16 +201,12 @@ async function probe(
     if (!is2xx(status) || (answer.bytes >= MIB && i >= 2)) break;
   }
   const refused = is2xx(status) ? "" : ` · HTTP ${status}`;
-  const large = flag(!mayBeLarge && bytes >= MIB, column, `${row}: ${size(bytes)} ≥ 1 MiB`);
+  const large = flag(!big && bytes >= MIB, column, `${row}: ${size(bytes)} ≥ 1 MiB`);
   put(row, column, `${ms(median(times))} · ${size(bytes)}${refused}${large}`);
 }
 
-async function checkpoint(
-  session: Session,
-  column: number,
-  baseline: { runtime: number; proxy: number },
-  rss: () => typeof baseline,
-) {
+/** Memory, the last segment's completions, then every read route, at one checkpoint. */
+async function checkpoint(session: Session, column: number, baseline: Rss, rss: () => Rss) {
   const { s, done, posted, latencies, claims } = session;
   const previous = CHECKPOINTS[column - 1] ?? 0;
   columns[column] = `${done.toLocaleString("en-US")} / ${posted.toLocaleString("en-US")}`;
@@ -296,11 +283,19 @@ async function main(): Promise<void> {
     const last = CHECKPOINTS.length - 1;
     const slower = flag(!(ratio <= P50_LIMIT), last, `completion p50 ${ratio.toFixed(2)}× empty`);
     console.log(
-      `completion p50, last segment / empty: ${ratio.toFixed(2)}× (≤ ${P50_LIMIT}×)${slower}`,
+      `completion p50: ${ratio.toFixed(2)}× the empty session's (≤ ${P50_LIMIT}×)${slower}`,
     );
   } catch (error) {
     flags.push(`run stopped: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
+    // What wrangler said after start-up besides request lines (a reload when src/ changed under the
+    // run, an RPC size limit, a crash) explains failures; colours stripped for pasting.
+    const logs = stripVTControlCharacters(dev.logs());
+    const said = logs.slice(Math.max(0, logs.indexOf("Ready on"))).split("\n");
+    const notes = said.filter(
+      (line) => line.trim() && !/Ready on|\] (GET|POST|DELETE) /.test(line),
+    );
+    if (failures.size > 0) console.log(`\nwrangler dev said:\n${notes.slice(-15).join("\n")}`);
     await dev.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
@@ -310,7 +305,7 @@ async function main(): Promise<void> {
   for (const [row, cells] of rows)
     console.log(`| ${row} | ${columns.map((_, i) => cells[i] ?? "–").join(" | ")} |`);
   console.log(
-    `\n${setup}.\nLatency: median of ${SAMPLES} samples (fewer for a refused or ≥ 1 MiB answer);`,
+    `\n${setup}.\nLatency: median of ${SAMPLES} samples (fewer when refused or ≥ 1 MiB);`,
   );
   console.log("size: the largest answer; Δ: against the warmed, empty service.");
   for (const [key, { count, example }] of failures)
@@ -319,10 +314,8 @@ async function main(): Promise<void> {
   const refused = [...failures.values()].reduce((sum, f) => sum + f.count, 0);
   const verdict = refused === 0 && flags.length === 0 ? "PASS" : "FAIL";
   const seconds = Math.round((Date.now() - started) / 1000);
-  const counted = `${refused} non-2xx answers, ${flags.length} flags`;
-  console.log(
-    `\nstress ${verdict}: ${COMPLETIONS} completions, ${MESSAGES} messages, ${seconds} s; ${counted}`,
-  );
+  const counted = `${seconds} s, ${refused} non-2xx answers, ${flags.length} flags`;
+  console.log(`\nstress ${verdict}: ${COMPLETIONS} completions, ${MESSAGES} messages; ${counted}`);
   if (verdict === "FAIL") process.exitCode = 1;
 }
 

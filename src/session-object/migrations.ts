@@ -104,15 +104,34 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     id: 3,
     description:
-      "reservation seq per job (bound into callback tokens) and the indexes paged reads and due times use",
+      "jobs get a reservation seq (bound into callback tokens) and put the output last; indexes for pages and due times",
+    // The output goes last: SQLite reads a row's columns in order, so a summary that skips a
+    // 256 KiB output must not have to walk it to reach the columns after it.
     sql: `
       ALTER TABLE session ADD COLUMN job_seq INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE jobs ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
-      UPDATE jobs SET seq = (
-        SELECT COUNT(*) FROM jobs AS earlier
-        WHERE earlier.reserved_at < jobs.reserved_at
-          OR (earlier.reserved_at = jobs.reserved_at AND earlier.handle <= jobs.handle)
-      );
+      CREATE TABLE jobs_v3 (
+        handle TEXT NOT NULL PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        command TEXT NOT NULL,
+        lifetime TEXT NOT NULL,
+        reserved_at INTEGER NOT NULL,
+        callback_token TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'killed', 'lost')),
+        exit_code INTEGER,
+        output_truncated INTEGER,
+        output_bytes_total INTEGER,
+        ended_by TEXT CHECK (ended_by IN ('process', 'runner_timeout', 'runner_shutdown', 'kill_request')),
+        completed_at INTEGER,
+        generation INTEGER,
+        output TEXT
+      ) WITHOUT ROWID;
+      INSERT INTO jobs_v3 (handle, seq, command, lifetime, reserved_at, callback_token, status, exit_code,
+        output_truncated, output_bytes_total, ended_by, completed_at, generation, output)
+        SELECT handle, ROW_NUMBER() OVER (ORDER BY reserved_at, handle), command, lifetime, reserved_at,
+        callback_token, status, exit_code, output_truncated, output_bytes_total, ended_by, completed_at,
+        generation, output FROM jobs;
+      DROP TABLE jobs;
+      ALTER TABLE jobs_v3 RENAME TO jobs;
       UPDATE session SET job_seq = (SELECT COALESCE(MAX(seq), 0) FROM jobs);
       CREATE UNIQUE INDEX jobs_by_seq ON jobs (seq);
       CREATE INDEX jobs_by_status ON jobs (status);
