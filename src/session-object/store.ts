@@ -55,9 +55,10 @@ const parseOrNull = <T>(text: string | null): T | null =>
 const jsonOrNull = (value: unknown): string | null =>
   value === null ? null : JSON.stringify(value);
 
-/** Every column but `output`: what summaries and rules that never read the output load. */
-const JOB_SUMMARY_COLUMNS = `handle, seq, command, lifetime, reserved_at, callback_token, status, exit_code,
-  NULL AS output, output_truncated, output_bytes_total, ended_by, completed_at, generation`;
+/** A job row without its output (the last column, read only when selected): for summaries. */
+const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+  output_truncated, output_bytes_total, ended_by, completed_at, generation, NULL AS output FROM jobs`;
+const JOB_WITH_OUTPUT = "SELECT * FROM jobs";
 
 export function jobFromRow(row: JobRow): Job {
   return {
@@ -135,12 +136,10 @@ export function loadJobs(
   handles: readonly string[],
   withOutput: boolean,
 ): Record<string, Job> {
-  const columns = withOutput ? "*" : JOB_SUMMARY_COLUMNS;
+  const select = withOutput ? JOB_WITH_OUTPUT : JOB_SUMMARY;
   const jobs: Record<string, Job> = {};
   for (const handle of new Set(handles)) {
-    const row = sql
-      .exec<JobRow>(`SELECT ${columns} FROM jobs WHERE handle = ?`, handle)
-      .toArray()[0];
+    const row = sql.exec<JobRow>(`${select} WHERE handle = ?`, handle).toArray()[0];
     if (row !== undefined) jobs[handle] = jobFromRow(row);
   }
   return jobs;
@@ -213,11 +212,13 @@ export const countAcked = (sql: SqlStorage): number =>
 
 export function countJobs(sql: SqlStorage): { running: number; done: number } {
   const row = sql
-    .exec<{ running: number; total: number }>(
-      `SELECT COALESCE(SUM(status = 'running'), 0) AS running, COUNT(*) AS total FROM jobs INDEXED BY jobs_by_status`,
+    .exec<{ total: number; done: number }>(
+      // Both counts come from indexes: the handle index and the partial index of completed jobs.
+      `SELECT (SELECT COUNT(*) FROM jobs) AS total,
+              (SELECT COUNT(*) FROM jobs WHERE completed_at IS NOT NULL) AS done`,
     )
     .one();
-  return { running: row.running, done: row.total - row.running };
+  return { running: row.total - row.done, done: row.done };
 }
 
 /** The SQL twin of the domain's `oldestRetained`: each MIN reads one index entry. */
@@ -274,12 +275,12 @@ export function listJobs(
 ): { jobs: Job[]; next: number | null } {
   const filter =
     query.status === "running"
-      ? "AND status = 'running'"
+      ? "AND completed_at IS NULL"
       : query.status === "done"
-        ? "AND status <> 'running'"
+        ? "AND completed_at IS NOT NULL"
         : "";
   const rows = sql.exec<JobRow>(
-    `SELECT ${JOB_SUMMARY_COLUMNS} FROM jobs WHERE seq > ? ${filter} ORDER BY seq LIMIT ?`,
+    `${JOB_SUMMARY} WHERE seq > ? ${filter} ORDER BY seq LIMIT ?`,
     query.after,
     query.limit + 1,
   );
@@ -322,28 +323,29 @@ function writeJob(sql: SqlStorage, job: Job, previous: Job | undefined): void {
   sql.exec(
     // An upsert writes one row; INSERT OR REPLACE deletes and inserts (two billed rows). The first
     // result wins in storage too: a job loaded without its output can never erase it.
-    `INSERT INTO jobs (handle, seq, command, lifetime, reserved_at, callback_token, status, exit_code,
-       output, output_truncated, output_bytes_total, ended_by, completed_at, generation)
+    `INSERT INTO jobs (seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+       output_truncated, output_bytes_total, ended_by, completed_at, generation, output)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (handle) DO UPDATE SET callback_token = excluded.callback_token,
-       status = excluded.status, exit_code = excluded.exit_code, output = excluded.output,
+       status = excluded.status, exit_code = excluded.exit_code,
        output_truncated = excluded.output_truncated, output_bytes_total = excluded.output_bytes_total,
-       ended_by = excluded.ended_by, completed_at = excluded.completed_at, generation = excluded.generation
+       ended_by = excluded.ended_by, completed_at = excluded.completed_at,
+       generation = excluded.generation, output = excluded.output
      WHERE jobs.status = 'running'`,
-    job.handle,
     job.seq,
+    job.handle,
     job.command,
     job.lifetime,
     job.reservedAt,
     job.callbackToken,
     result?.status ?? "running",
     result?.exitCode ?? null,
-    result?.output ?? null,
     result === null ? null : result.outputTruncated ? 1 : 0,
     result?.outputBytesTotal ?? null,
     result?.endedBy ?? null,
     job.completedAt,
     job.generation,
+    result?.output ?? null,
   );
 }
 
@@ -483,7 +485,7 @@ export function snapshot(sql: SqlStorage): Session | null {
   const core = loadCore(sql);
   if (core === null) return null;
   const jobs: Record<string, Job> = {};
-  for (const row of sql.exec<JobRow>("SELECT * FROM jobs")) jobs[row.handle] = jobFromRow(row);
+  for (const row of sql.exec<JobRow>(JOB_WITH_OUTPUT)) jobs[row.handle] = jobFromRow(row);
   const inbox: Record<string, InboxItem> = {};
   for (const row of sql.exec<InboxRow>("SELECT * FROM inbox")) inbox[row.id] = itemFromRow(row);
   const purged: Record<string, number> = {};

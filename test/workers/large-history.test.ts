@@ -40,16 +40,16 @@ async function seed(sid: string, lifetime: string): Promise<void> {
         const output = String(i % 10).repeat(OUTPUT_BYTES);
         sql.exec(
           `INSERT INTO jobs (handle, seq, command, lifetime, reserved_at, callback_token, status, exit_code,
-             output, output_truncated, output_bytes_total, ended_by, completed_at, generation)
-           VALUES (?, ?, ?, ?, ?, 'unused', 'completed', 0, ?, 0, ?, 'process', ?, NULL)`,
+             output_truncated, output_bytes_total, ended_by, completed_at, generation, output)
+           VALUES (?, ?, ?, ?, ?, 'unused', 'completed', 0, 0, ?, 'process', ?, NULL, ?)`,
           `old-${i}`,
           i,
           `build step ${i}`,
           lifetime,
           now - 1000,
-          output,
           OUTPUT_BYTES,
           now - 500,
+          output,
         );
       }
       for (let i = 0; i < MESSAGES; i += 1) {
