@@ -7,6 +7,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stripVTControlCharacters } from "node:util";
+import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
 import { AGENT_TOKEN, freePort, startWranglerDev } from "./lib/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
@@ -34,7 +35,7 @@ const P50_LIMIT = 1.2;
 const CHECKPOINTS = [0, 0.25, 0.5, 1].map((share) => Math.round(share * COMPLETIONS));
 const messagesAt = (completions: number) => Math.round((MESSAGES * completions) / COMPLETIONS);
 
-type Rss = { runtime: number; proxy: number };
+type Rss = { runtime: number; proxy: number; runtimeAnon: number };
 type Sample = { status: number; bytes: number; ms: number };
 // biome-ignore lint/suspicious/noExplicitAny: answers are read by field, shapes per the contract.
 type Answer = Sample & { json: () => any };
@@ -44,9 +45,13 @@ const flags: string[] = [];
 const columns: string[] = [];
 const SERVING = "serving workerd RSS (Δ baseline)";
 const PROXY = "proxy workerd RSS (Δ baseline)";
+const CONTROL = "control: same 256 KiB bodies refused (413), nothing stored: serving RSS";
+const HEAP = "isolate JS heap used / held (Δ held)";
 const COMPLETION = "completion p50 / p99";
 // Seeded so the table keeps this order although column 0's completion cell is filled last.
-const rows = new Map<string, string[]>([SERVING, PROXY, COMPLETION].map((row) => [row, []]));
+const rows = new Map<string, string[]>(
+  [SERVING, PROXY, CONTROL, HEAP, COMPLETION].map((row) => [row, []]),
+);
 let base = "";
 let driverFailures = 0;
 
@@ -206,7 +211,13 @@ async function probe(row: string, column: number, sample: () => Promise<Sample>,
 }
 
 /** Memory, the last segment's completions, then every read route, at one checkpoint. */
-async function checkpoint(session: Session, column: number, baseline: Rss, rss: () => Rss) {
+async function checkpoint(
+  session: Session,
+  column: number,
+  baseline: Rss,
+  rss: () => Rss,
+  heap: { baseline: HeapUsage; read: () => Promise<HeapUsage> },
+) {
   const { s, done, posted, latencies, claims } = session;
   const previous = CHECKPOINTS[column - 1] ?? 0;
   columns[column] = `${done.toLocaleString("en-US")} / ${posted.toLocaleString("en-US")}`;
@@ -215,8 +226,12 @@ async function checkpoint(session: Session, column: number, baseline: Rss, rss: 
   const now = rss();
   const delta = now.runtime - baseline.runtime;
   const grown = flag(delta > RSS_LIMIT_MIB, column, `serving RSS +${delta} MiB > ${RSS_LIMIT_MIB}`);
-  put(SERVING, column, `${now.runtime} MiB (${signed(delta)})${grown}`);
+  const anon = `anonymous ${now.runtimeAnon} MiB (${signed(now.runtimeAnon - baseline.runtimeAnon)})`;
+  put(SERVING, column, `${now.runtime} MiB (${signed(delta)})${grown}; ${anon}`);
   put(PROXY, column, `${now.proxy} MiB (${signed(now.proxy - baseline.proxy)})`);
+  const js = await heap.read();
+  const held = Math.round(js.totalMiB - heap.baseline.totalMiB);
+  put(HEAP, column, `${js.usedMiB} / ${js.totalMiB} MiB (${signed(held)})`);
   if (column > 0) {
     const segment = latencies.slice(previous, done);
     const cell = `${ms(median(segment))} / ${ms(percentile(segment, 99))} (n ${segment.length})`;
@@ -263,6 +278,12 @@ async function main(): Promise<void> {
     await new Session(`/v1/sessions/${warmup}`).chunk(16);
     await call("delete warm-up session", "DELETE", `/v1/sessions/${warmup}`);
     await sleep(2000);
+    // The snapshot behind a heap reading allocates in workerd: read the heap first, then let it settle.
+    const heap = {
+      baseline: await isolateHeap(dev.inspectorPort),
+      read: () => isolateHeap(dev.inspectorPort),
+    };
+    await sleep(2000);
     const baseline = rss();
     console.log(`empty service RSS: serving ${baseline.runtime} MiB, proxy ${baseline.proxy} MiB`);
     const sid = `stress-${Date.now().toString(36)}`;
@@ -272,7 +293,7 @@ async function main(): Promise<void> {
     for (const [column, target] of CHECKPOINTS.entries()) {
       while (session.done < target)
         await session.chunk(Math.min(CLAIM_EVERY, target - session.done));
-      await checkpoint(session, column, baseline, rss);
+      await checkpoint(session, column, baseline, rss, heap);
       console.log(`  (${Math.round((Date.now() - started) / 1000)} s into the run)`);
     }
     // The empty session's cost, for column 0: its first completions, before history built up.
@@ -299,6 +320,7 @@ async function main(): Promise<void> {
     await dev.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
+  await control();
 
   console.log(`\n${command}\n\n| completions / messages | ${columns.join(" | ")} |`);
   console.log(`| --- |${" --- |".repeat(columns.length)}`);
@@ -317,6 +339,51 @@ async function main(): Promise<void> {
   const counted = `${seconds} s, ${refused} non-2xx answers, ${flags.length} flags`;
   console.log(`\nstress ${verdict}: ${COMPLETIONS} completions, ${MESSAGES} messages; ${counted}`);
   if (verdict === "FAIL") process.exitCode = 1;
+}
+
+/**
+ * The runtime's floor: a fresh wrangler dev gets the same number of 256 KiB bodies on a route that
+ * reads and parses them and stores nothing (session metadata over its limit → 413). Its RSS growth
+ * is what moving the bytes costs workerd and the allocator, whatever the service keeps.
+ */
+async function control(): Promise<void> {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-stress-control-"));
+  const dev = await startWranglerDev(stateDir, await freePort());
+  base = dev.base;
+  const rss = () => workerdRssMiB(dev.pid(), new URL(base).port);
+  const body = { id: "control", metadata: { output: "x".repeat(OUTPUT_BYTES) } };
+  const send = async (n: number) => {
+    for (let i = 0; i < n; i += 1) {
+      const answer = await fetch(`${base}/v1/sessions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${AGENT_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      await answer.arrayBuffer();
+      if (answer.status !== 413) record("control", "POST /v1/sessions", answer.status, "");
+    }
+  };
+  try {
+    await send(16);
+    await sleep(2000);
+    const baseline = rss();
+    let sent = 0;
+    for (const [column, target] of CHECKPOINTS.entries()) {
+      await send(target - sent);
+      sent = target;
+      await sleep(1000);
+      const now = rss();
+      const anon = `anonymous ${signed(now.runtimeAnon - baseline.runtimeAnon)}`;
+      put(
+        CONTROL,
+        column,
+        `${now.runtime} MiB (${signed(now.runtime - baseline.runtime)}); ${anon}`,
+      );
+    }
+  } finally {
+    await dev.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
 }
 
 main().catch((error: unknown) => {

@@ -79,6 +79,8 @@ export async function runToEnd(
 
 export interface WranglerDev {
   readonly base: string;
+  /** The DevTools port of the Worker's isolate (see `isolateHeap`). */
+  readonly inspectorPort: number;
   /** Everything wrangler and workerd printed so far. */
   logs(): string;
   /** The process group id of wrangler and its workerd children. */
@@ -92,6 +94,7 @@ export async function startWranglerDev(
   port: number,
   vars: Record<string, string> = {},
 ): Promise<WranglerDev> {
+  const inspectorPort = await freePort();
   const args = [
     "dev",
     "--ip",
@@ -99,7 +102,7 @@ export async function startWranglerDev(
     "--port",
     String(port),
     "--inspector-port",
-    String(await freePort()),
+    String(inspectorPort),
     "--persist-to",
     stateDir,
     "--env-file",
@@ -114,6 +117,7 @@ export async function startWranglerDev(
   await waitForHealthy(base, child, output, 45_000);
   return {
     base,
+    inspectorPort,
     logs: output,
     pid: () => child.pid,
     async kill() {
