@@ -168,7 +168,7 @@ export class ExecInboxClient {
   listJobs(
     sessionId: string,
     query: Partial<z.infer<typeof jobsQuery>> = {},
-  ): Promise<{ jobs: JobSummaryView[]; next: string | null }> {
+  ): Promise<{ jobs: JobSummaryView[]; next: number | null }> {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs${queryString(query)}`);
   }
 

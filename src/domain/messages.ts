@@ -44,7 +44,8 @@ export function completionEnvelope(
   generation: number,
   now: number,
 ): Envelope {
-  const identity = `${job.lifetime}\n${job.handle}`;
+  // The reservation's seq makes a handle reserved again after a purge a different completion.
+  const identity = `${job.lifetime}\n${job.handle}\n${job.seq}`;
   if (result.status === "lost") {
     return envelope(
       "background_exec_outcome_unknown",

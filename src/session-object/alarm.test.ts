@@ -30,7 +30,7 @@ describe("the physical alarm", () => {
   it("a setAlarm that fails is retried until it holds", async () => {
     const storage = flakyStorage(2);
     const due = Date.now() + 60_000;
-    await new PhysicalAlarm(storage, noSleep).arm(due, false);
+    await new PhysicalAlarm(storage, noSleep).arm(() => due, false);
     expect(storage.alarm).toBe(due);
     expect(storage.calls).toEqual([due, due, due]);
   });
@@ -39,16 +39,26 @@ describe("the physical alarm", () => {
     const storage = flakyStorage(10);
     const alarm = new PhysicalAlarm(storage, noSleep);
     const due = Date.now() + 60_000;
-    await expect(alarm.arm(due, false)).rejects.toThrow("storage unavailable");
+    await expect(alarm.arm(() => due, false)).rejects.toThrow("storage unavailable");
     expect(storage.calls.length).toBe(4);
-    await expect(alarm.arm(due, false)).rejects.toThrow();
+    await expect(alarm.arm(() => due, false)).rejects.toThrow();
     expect(storage.calls.length).toBe(8);
   });
 
   it("inside alarm() a due time in the past is pushed past now by the floor", async () => {
     const storage = flakyStorage(0);
     const before = Date.now();
-    await new PhysicalAlarm(storage, noSleep).arm(before - 1_000, true, 5_000);
+    await new PhysicalAlarm(storage, noSleep).arm(() => before - 1_000, true, 5_000);
     expect(storage.alarm).toBeGreaterThanOrEqual(before + 5_000);
+  });
+
+  it("a retried older arm never overwrites a newer due time", async () => {
+    const storage = flakyStorage(1);
+    const alarm = new PhysicalAlarm(storage, noSleep);
+    let due = Date.now() + 6 * 3_600_000; // a wait ceiling hours away
+    const first = alarm.arm(() => due, false);
+    due = Date.now() + 1_000; // then a resume fell due soon
+    await Promise.all([first, alarm.arm(() => due, false)]);
+    expect(storage.alarm).toBe(due);
   });
 });

@@ -6,6 +6,7 @@ const ARM_RETRY_BASE_MS = 50;
 
 export class PhysicalAlarm {
   private armedFor: number | null | undefined;
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly storage: Pick<DurableObjectStorage, "setAlarm" | "deleteAlarm">,
@@ -19,14 +20,23 @@ export class PhysicalAlarm {
   }
 
   /**
-   * Points the alarm at `due`. Inside alarm() only a future time is set: one at or before now can
-   * be dropped (workerd #6866); `floorMs` pushes it further when a due timer cannot run yet.
-   * A failed `setAlarm` is retried, then thrown: a lost alarm would strand the session.
+   * Points the alarm at what `due()` says when this call's turn comes. Calls run one at a time and
+   * every try asks `due()` again, so a retried older call can never overwrite a newer due time.
+   * Inside alarm() only a future time is set: one at or before now can be dropped (workerd #6866);
+   * `floorMs` pushes it further when a due timer cannot run yet. A failed `setAlarm` is retried,
+   * then thrown: a lost alarm would strand the session.
    */
-  async arm(due: number | null, inAlarm: boolean, floorMs = 1): Promise<void> {
-    const at = due === null ? null : inAlarm ? Math.max(due, Date.now() + floorMs) : due;
-    if (at === this.armedFor) return;
+  arm(due: () => number | null, inAlarm: boolean, floorMs = 1): Promise<void> {
+    const turn = this.queue.then(() => this.armNow(due, inAlarm, floorMs));
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async armNow(due: () => number | null, inAlarm: boolean, floorMs: number) {
     for (let attempt = 1; ; attempt += 1) {
+      const next = due();
+      const at = next === null ? null : inAlarm ? Math.max(next, Date.now() + floorMs) : next;
+      if (at === this.armedFor) return;
       try {
         if (at === null) await this.storage.deleteAlarm();
         else await this.storage.setAlarm(at);

@@ -122,7 +122,7 @@ export const MIGRATIONS: readonly Migration[] = [
         exit_code INTEGER,
         output_truncated INTEGER,
         output_bytes_total INTEGER,
-        ended_by TEXT CHECK (ended_by IN ('process', 'runner_timeout', 'runner_shutdown', 'kill_request')),
+        ended_by TEXT CHECK (ended_by IN ('process', 'runner_timeout', 'runner_shutdown', 'kill_request', 'operator')),
         completed_at INTEGER,
         generation INTEGER,
         output TEXT

@@ -14,7 +14,11 @@ import {
   reservationSeq,
   reserveJob,
 } from "../domain/jobs";
-import { JOB_PAGE_MAX_BYTES, MESSAGE_PAGE_MAX_BYTES } from "../domain/limits";
+import {
+  CLAIM_ANSWER_MAX_BYTES,
+  JOB_PAGE_MAX_BYTES,
+  MESSAGE_PAGE_MAX_BYTES,
+} from "../domain/limits";
 import {
   appendMessage,
   createSession,
@@ -44,6 +48,7 @@ import { Waiters } from "./waiters";
 
 const newId = (prefix: string): string => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 const MAX_TIMER_ROUNDS = 64;
+const ARM_AGAIN_MS = 5_000;
 
 /** The core of a decided state: what stays in memory once its rows are written. */
 const coreOf = (state: Session): Session =>
@@ -77,6 +82,11 @@ export class SessionObject extends DurableObject<Env> {
       // All-or-nothing: a migration that rebuilds a table must never stop half-way.
       ctx.storage.transactionSync(() => migrate(ctx.storage.sql));
       this.core = store.loadCore(this.sql);
+      if (this.core === null) {
+        // A schema without a session: deleted under revision 1, which kept the tables.
+        await ctx.storage.deleteAll();
+        return;
+      }
       this.retainedSince = store.oldestRetained(this.sql);
       this.metered.settle();
       await this.armAlarm(false);
@@ -158,17 +168,23 @@ export class SessionObject extends DurableObject<Env> {
     };
   }
 
+  private nextDue(): number | null {
+    return this.core === null
+      ? null
+      : nextDueAt(this.core, this.retainedSince, { config: this.config });
+  }
+
   private armAlarm(inAlarm: boolean, floorMs = 1): Promise<void> {
-    const due =
-      this.core === null ? null : nextDueAt(this.core, this.retainedSince, { config: this.config });
-    return this.physicalAlarm.arm(due, inAlarm, floorMs);
+    return this.physicalAlarm.arm(() => this.nextDue(), inAlarm, floorMs);
   }
 
   private armAlarmInBackground(): void {
     this.ctx.waitUntil(
       this.armAlarm(false).catch((error: unknown) => {
-        // Retried already; the next commit or alarm arms again (the cache was cleared).
-        console.error("setAlarm failed after retries", error);
+        // Retried already: keep trying while this object lives, since a session nobody touches
+        // again (suspended on a dead runner) would otherwise lose its ceiling.
+        console.error("setAlarm failed after retries; trying again in 5 s", error);
+        setTimeout(() => this.armAlarmInBackground(), ARM_AGAIN_MS);
       }),
     );
   }
@@ -340,14 +356,14 @@ export class SessionObject extends DurableObject<Env> {
     status: "running" | "done" | null;
     after: number;
     limit: number;
-  }): Result<{ jobs: JobSummaryView[]; next: string | null }> {
+  }): Result<{ jobs: JobSummaryView[]; next: number | null }> {
     if (this.core === null) return fail("not_found", "no such session");
     const page = this.read((sql) => store.listJobs(sql, { ...cmd, maxBytes: JOB_PAGE_MAX_BYTES }));
     return {
       ok: true,
       value: {
         jobs: page.jobs.map(jobSummaryView),
-        next: page.next === null ? null : String(page.next),
+        next: page.next,
       },
     };
   }
@@ -399,7 +415,10 @@ export class SessionObject extends DurableObject<Env> {
 
   claim(cmd: { max: number; leaseMs: number }): Result<{ claims: Claim[] }> {
     return this.decide(
-      (core, sql, now) => ({ ...core, inbox: store.loadClaimable(sql, now, cmd.max) }),
+      (core, sql, now) => ({
+        ...core,
+        inbox: store.loadClaimable(sql, now, cmd.max, CLAIM_ANSWER_MAX_BYTES),
+      }),
       (session, now) => claim(session, cmd, now),
     );
   }
@@ -449,8 +468,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private dueNow(): boolean {
-    const due =
-      this.core === null ? null : nextDueAt(this.core, this.retainedSince, { config: this.config });
+    const due = this.nextDue();
     return due !== null && due <= Date.now();
   }
 

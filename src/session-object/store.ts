@@ -161,21 +161,47 @@ export function loadTombstones(
 
 const CLAIMABLE = "(state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
 
-/** The first `limit` claimable items by generation: all a claim may take. */
+/**
+ * The first claimable items by generation, at most `limit` and, past the first, only while their
+ * envelopes fit in `maxBytes`: a claim never loads envelopes it cannot send. Sizes are read in SQL
+ * first, so no envelope becomes a string before it is chosen.
+ */
 export function loadClaimable(
   sql: SqlStorage,
   now: number,
   limit: number,
+  maxBytes: number,
 ): Record<string, InboxItem> {
-  const items: Record<string, InboxItem> = {};
-  const rows = sql.exec<InboxRow>(
-    `SELECT id, state, lease_expires_at, acked_at, envelope FROM inbox WHERE ${CLAIMABLE}
+  const sizes = sql.exec<{ generation: number; bytes: number }>(
+    `SELECT generation, octet_length(envelope) AS bytes FROM inbox WHERE ${CLAIMABLE}
      ORDER BY generation LIMIT ?`,
     now,
     limit,
   );
-  for (const row of rows) items[row.id] = itemFromRow(row);
+  const chosen = fitting(sizes, maxBytes).map((row) => row.generation);
+  const items: Record<string, InboxItem> = {};
+  for (const generation of chosen) {
+    const row = sql
+      .exec<InboxRow>(
+        "SELECT id, state, lease_expires_at, acked_at, envelope FROM inbox WHERE generation = ?",
+        generation,
+      )
+      .one();
+    items[row.id] = itemFromRow(row);
+  }
   return items;
+}
+
+/** The leading rows whose `bytes` add up to at most `maxBytes`, and always the first one. */
+function fitting<Row extends { bytes: number }>(rows: Iterable<Row>, maxBytes: number): Row[] {
+  const kept: Row[] = [];
+  let total = 0;
+  for (const row of rows) {
+    total += row.bytes;
+    if (kept.length > 0 && total > maxBytes) break;
+    kept.push(row);
+  }
+  return kept;
 }
 
 /**
@@ -247,28 +273,6 @@ export function purgeBefore(sql: SqlStorage, horizon: number, now: number): void
   sql.exec("DELETE FROM inbox WHERE acked_at <= ?", horizon);
 }
 
-/** Reads rows one at a time until `limit` or `maxBytes` (at least one row): a page never balloons. */
-function page<Row, T>(
-  rows: Iterable<Row>,
-  limit: number,
-  maxBytes: number,
-  map: (row: Row) => { value: T; bytes: number },
-): { values: T[]; more: boolean } {
-  const values: T[] = [];
-  let bytes = 0;
-  for (const row of rows) {
-    if (values.length === limit) return { values, more: true };
-    const mapped = map(row);
-    bytes += mapped.bytes;
-    if (values.length > 0 && bytes > maxBytes) return { values, more: true };
-    values.push(mapped.value);
-  }
-  return { values, more: false };
-}
-
-const rowBytes = (...texts: (string | null)[]): number =>
-  texts.reduce((sum, text) => sum + (text === null ? 0 : text.length), 0);
-
 export function listJobs(
   sql: SqlStorage,
   query: { status: "running" | "done" | null; after: number; limit: number; maxBytes: number },
@@ -279,38 +283,59 @@ export function listJobs(
       : query.status === "done"
         ? "AND completed_at IS NOT NULL"
         : "";
-  const rows = sql.exec<JobRow>(
-    `${JOB_SUMMARY} WHERE seq > ? ${filter} ORDER BY seq LIMIT ?`,
+  // A summary's size is its strings as JSON (a command of control characters escapes six-fold)
+  // plus a bound for the fixed fields.
+  const sizes = sql.exec<{ seq: number; bytes: number }>(
+    `SELECT seq, 400 + octet_length(json_quote(command)) + 2 * octet_length(handle)
+       + octet_length(lifetime) AS bytes
+     FROM jobs WHERE seq > ? ${filter} ORDER BY seq LIMIT ?`,
     query.after,
     query.limit + 1,
   );
-  const result = page(rows, query.limit, query.maxBytes, (row) => ({
-    value: jobFromRow(row),
-    bytes: 512 + rowBytes(row.handle, row.command, row.lifetime),
-  }));
-  const last = result.values.at(-1);
-  return { jobs: result.values, next: result.more && last !== undefined ? last.seq : null };
+  const page = fitting(sizes, query.maxBytes).slice(0, query.limit);
+  const last = page.at(-1);
+  if (last === undefined) return { jobs: [], next: null };
+  const jobs = sql
+    .exec<JobRow>(
+      `${JOB_SUMMARY} WHERE seq > ? AND seq <= ? ${filter} ORDER BY seq`,
+      query.after,
+      last.seq,
+    )
+    .toArray()
+    .map(jobFromRow);
+  const more =
+    sql.exec(`SELECT 1 FROM jobs WHERE seq > ? ${filter} LIMIT 1`, last.seq).toArray().length > 0;
+  return { jobs, next: more ? last.seq : null };
 }
 
 export function listMessages(
   sql: SqlStorage,
   query: { after: number; before: number | null; limit: number; maxBytes: number },
 ): { messages: Message[]; nextAfter: number | null } {
-  const rows = sql.exec<MessageRow>(
-    "SELECT * FROM messages WHERE idx > ? AND idx < ? ORDER BY idx LIMIT ?",
+  const before = query.before ?? Number.MAX_SAFE_INTEGER;
+  // Content and metadata are stored as JSON: their bytes are what the answer carries.
+  const sizes = sql.exec<{ idx: number; bytes: number }>(
+    `SELECT idx, 96 + octet_length(content) + octet_length(metadata) AS bytes
+     FROM messages WHERE idx > ? AND idx < ? ORDER BY idx LIMIT ?`,
     query.after,
-    query.before ?? Number.MAX_SAFE_INTEGER,
-    query.limit + 1,
+    before,
+    query.limit,
   );
-  const result = page(rows, query.limit, query.maxBytes, (row) => ({
-    value: messageFromRow(row),
-    bytes: 128 + rowBytes(row.content, row.metadata),
-  }));
-  const last = result.values.at(-1);
-  return {
-    messages: result.values,
-    nextAfter: result.more && last !== undefined ? last.index : null,
-  };
+  const page = fitting(sizes, query.maxBytes);
+  const last = page.at(-1);
+  if (last === undefined) return { messages: [], nextAfter: null };
+  const messages = sql
+    .exec<MessageRow>(
+      "SELECT * FROM messages WHERE idx > ? AND idx <= ? ORDER BY idx",
+      query.after,
+      last.idx,
+    )
+    .toArray()
+    .map(messageFromRow);
+  const more =
+    sql.exec("SELECT 1 FROM messages WHERE idx > ? AND idx < ? LIMIT 1", last.idx, before).toArray()
+      .length > 0;
+  return { messages, nextAfter: more ? last.idx : null };
 }
 
 function writeJob(sql: SqlStorage, job: Job, previous: Job | undefined): void {

@@ -101,6 +101,7 @@ describe("an HTTP fuzz over every route", () => {
     const job = await reserve(sid, "h1");
     await registerRun(sid);
     const before = await view(sid);
+    const messagesBefore = (await call("GET", `/v1/sessions/${sid}/messages`)).body;
     const codes = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
@@ -126,6 +127,7 @@ describe("an HTTP fuzz over every route", () => {
     // Valid-by-chance requests can only have changed a fuzz-run or a non-session route; this session holds.
     const after = await view(sid);
     expect(after.message_count).toBe(before.message_count);
+    expect((await call("GET", `/v1/sessions/${sid}/messages`)).body).toEqual(messagesBefore);
     expect(after.inbox).toEqual(before.inbox);
     expect(after.run).toEqual(before.run);
     expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");

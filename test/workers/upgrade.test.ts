@@ -100,4 +100,22 @@ describe("upgrading a session stored by revision 1", () => {
       }),
     );
   });
+
+  it("an object revision 1 deleted (its tables kept, no session) is wiped when it next starts", async () => {
+    const sid = uniqueId("old-deleted");
+    await createSession(sid);
+    await runInDurableObject(stubOf(sid), (_, state) => {
+      for (const table of ["session", "messages", "jobs", "inbox", "purged"]) {
+        state.storage.sql.exec(`DELETE FROM ${table}`);
+      }
+    });
+    await abortAllDurableObjects();
+    expect((await call("GET", `/v1/sessions/${sid}`)).status).toBe(404);
+    await runInDurableObject(stubOf(sid), (_, state) => {
+      const tables = state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
+        .toArray();
+      expect(tables).toEqual([]);
+    });
+  });
 });
