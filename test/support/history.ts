@@ -147,6 +147,8 @@ export class History {
   messages: string[] = [];
   /** Handles whose result was admitted to the inbox in this lifetime. */
   admitted = new Set<string>();
+  /** Reservations per handle in this lifetime: a handle reserved again after a purge is a new job. */
+  reservations = new Map<string, number>();
   acked = new Set<string>();
   private pendingEffects: Effect[] = [];
   readonly resumeIds = new Set<string>();
@@ -204,8 +206,8 @@ export class History {
         break;
       }
       case "reserve":
-        if (s)
-          this.apply(
+        if (s) {
+          const decision = this.apply(
             command,
             reserveJob(
               s,
@@ -213,6 +215,10 @@ export class History {
               this.now,
             ),
           );
+          if (decision.ok && decision.value.created) {
+            this.reservations.set(command.h, (this.reservations.get(command.h) ?? 0) + 1);
+          }
+        }
         break;
       case "register": {
         const runId = this.id("run");
@@ -360,6 +366,7 @@ export class History {
   private resetLifetime(): void {
     this.messages = [];
     this.admitted = new Set();
+    this.reservations = new Map();
     this.acked = new Set();
     this.runId = null;
     this.pendingEffects = [];
@@ -390,14 +397,17 @@ export function checkInvariants(history: History, step: Step): void {
   for (const job of Object.values(s.jobs))
     if (job.lifetime !== s.lifetime) fail(`job ${job.handle} of another lifetime`);
 
-  // Every admitted completion is in the inbox exactly once (or was acked and then purged).
+  // Every admitted completion is in the inbox exactly once (or was acked and then purged); a
+  // handle reserved again after its purge may have one item per reservation.
   for (const handle of history.admitted) {
     const items = Object.values(s.inbox).filter(
       (item) =>
         item.envelope.correlation_id === handle &&
         item.envelope.body.instruction !== "background_exec_wait_expired",
     );
-    if (items.length > 1) fail(`completion of ${handle} is in the inbox ${items.length} times`);
+    const allowed = history.reservations.get(handle) ?? 1;
+    if (items.length > allowed)
+      fail(`completion of ${handle} is in the inbox ${items.length} times`);
     if (items.length === 0 && !history.acked.has(handle)) fail(`completion of ${handle} was lost`);
   }
   const generations = Object.values(s.inbox).map((item) => item.envelope.generation);
