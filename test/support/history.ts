@@ -95,7 +95,7 @@ export const CONFIG: Ctx["config"] = {
 };
 
 /** Variant 4 repeats variant 0 but as `observed`; the others are different results. */
-function resultOf(variant: number): { result: JobResult; observed: boolean } {
+export function resultOf(variant: number): { result: JobResult; observed: boolean } {
   const base = { outputTruncated: false, endedBy: "process" as const };
   switch (variant) {
     case 1:

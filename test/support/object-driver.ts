@@ -12,14 +12,20 @@ import { nextDueAt, oldestRetained, tick } from "../../src/domain/delivery";
 import { ack, type Claim, claim, inboxCounts } from "../../src/domain/inbox";
 import { completeJob, pullJob, reserveJob } from "../../src/domain/jobs";
 import { finishRun, suspendRun } from "../../src/domain/session";
-import type { JobResult, Session, Wake } from "../../src/domain/state";
+import type { Session, Wake } from "../../src/domain/state";
 import { jobSummaryView, jobView, messageView, sessionView } from "../../src/domain/view";
 import { reasonForResult } from "../../src/domain/wake";
 import { hasSchema } from "../../src/session-object/migrations";
 import type { SessionObject } from "../../src/session-object/session-object";
 import * as store from "../../src/session-object/store";
 import { complete as postCompletion, stubOf } from "./api";
-import { checkInvariants, History, type Command as HistoryCommand, type Step } from "./history";
+import {
+  checkInvariants,
+  History,
+  type Command as HistoryCommand,
+  resultOf,
+  type Step,
+} from "./history";
 
 export const HANDLES = ["a", "b"] as const;
 
@@ -112,52 +118,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 
 /** Results a runner reports; 3 repeats 0 as `observed` (the same result, so a duplicate of it). */
-const VARIANTS: { result: JobResult; observed: boolean }[] = [
-  {
-    result: {
-      status: "completed",
-      exitCode: 0,
-      output: "ok",
-      outputTruncated: false,
-      outputBytesTotal: 2,
-      endedBy: "process",
-    },
-    observed: false,
-  },
-  {
-    result: {
-      status: "failed",
-      exitCode: 2,
-      output: "bad",
-      outputTruncated: false,
-      outputBytesTotal: 3,
-      endedBy: "process",
-    },
-    observed: false,
-  },
-  {
-    result: {
-      status: "lost",
-      exitCode: null,
-      output: "",
-      outputTruncated: false,
-      outputBytesTotal: 0,
-      endedBy: "runner_shutdown",
-    },
-    observed: false,
-  },
-  {
-    result: {
-      status: "completed",
-      exitCode: 0,
-      output: "ok",
-      outputTruncated: false,
-      outputBytesTotal: 2,
-      endedBy: "process",
-    },
-    observed: true,
-  },
-];
+const VARIANTS = [0, 1, 2, 4].map(resultOf);
 
 /** The object's RPC surface with plain return types (the stub's Rpc types add nothing here). */
 type ObjectApi = {
