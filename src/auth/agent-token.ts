@@ -1,6 +1,7 @@
-// Agent host authentication: a bearer token compared in constant time against AGENT_TOKENS.
-// Turning a refusal into a 401 response is left to the HTTP layer.
+// Agent host authentication: a bearer token compared in constant time against AGENT_TOKENS, which
+// names the tenant the host acts for. Turning a refusal into a 401 response is left to HTTP.
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { AgentToken } from "../domain/tenants";
 
 const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
 
@@ -9,13 +10,24 @@ export function bearerToken(header: string | undefined | null): string | null {
   return match?.[1] ?? null;
 }
 
-export function isAgentToken(token: string | null, agentTokens: readonly string[]): boolean {
-  if (token === null) return false;
-  // Hashing first gives equal lengths, so the comparison itself leaks nothing about the token.
+/** The tenant whose token was presented, or null when none matches. */
+export function tenantOfToken(
+  token: string | null,
+  agentTokens: readonly AgentToken[],
+): string | null {
+  if (token === null) return null;
+  // Hashing first gives equal lengths, and every entry is compared, so timing tells nothing.
   const given = digest(token);
-  let valid = false;
+  let tenant: string | null = null;
   for (const candidate of agentTokens) {
-    if (timingSafeEqual(given, digest(candidate))) valid = true;
+    if (timingSafeEqual(given, digest(candidate.token))) tenant = candidate.tenant;
   }
-  return valid;
+  return tenant;
 }
+
+/** True when the token is one of `tokens` (tenant-less lists, e.g. the runner's RUNNER_TOKENS). */
+export const isAgentToken = (token: string | null, tokens: readonly string[]): boolean =>
+  tenantOfToken(
+    token,
+    tokens.map((candidate) => ({ tenant: "", token: candidate })),
+  ) !== null;

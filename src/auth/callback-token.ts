@@ -1,13 +1,18 @@
-// Callback tokens: HMAC capabilities bound to one (session id, lifetime, handle, reservation seq),
-// checked without storage.
+// Callback tokens: HMAC capabilities bound to one (tenant, session id, lifetime, handle,
+// reservation seq), checked without storage, in exactly one accepted spelling.
 // Which tokens a job hands out again is left to the session object; the lifetime check to the domain.
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { DEFAULT_TENANT } from "../domain/tenants";
 
-/** eib2 binds the reservation's seq; eib1 tokens (before seq existed) still verify, seq null. */
-const PREFIX = "eib2";
-const LEGACY_PREFIX = "eib1";
+/**
+ * eib3 binds the tenant; eib2 (the reservation seq) and eib1 (neither) were minted before those
+ * existed, by a deployment that had only the default tenant, and still verify as such.
+ */
+const PREFIX = "eib3";
+const FIELDS: Readonly<Record<string, number>> = { eib1: 3, eib2: 4, eib3: 5 };
 
 export interface CallbackClaims {
+  readonly tenant: string;
   readonly sessionId: string;
   readonly lifetime: string;
   readonly handle: string;
@@ -15,48 +20,69 @@ export interface CallbackClaims {
   readonly seq: number | null;
 }
 
-const sign = (secret: string, signed: string): Buffer =>
-  createHmac("sha256", secret).update(signed).digest();
+const sign = (secret: string, signed: string): string =>
+  createHmac("sha256", secret).update(signed).digest("base64url");
+
+const encode = (fields: readonly unknown[]): string =>
+  Buffer.from(JSON.stringify(fields)).toString("base64url");
 
 export function mintCallbackToken(secret: string, claims: CallbackClaims): string {
-  // A null seq mints the legacy shape; only tests of the upgrade path need that.
-  const legacy = claims.seq === null;
+  // A null seq mints the legacy eib1 shape; only tests of the upgrade path need it.
   const fields = [claims.sessionId, claims.lifetime, claims.handle];
-  const payload = Buffer.from(JSON.stringify(legacy ? fields : [...fields, claims.seq])).toString(
-    "base64url",
-  );
-  const signed = `${legacy ? LEGACY_PREFIX : PREFIX}.${payload}`;
-  return `${signed}.${sign(secret, signed).toString("base64url")}`;
+  const signed =
+    claims.seq === null
+      ? `eib1.${encode(fields)}`
+      : `${PREFIX}.${encode([...fields, claims.seq, claims.tenant])}`;
+  return `${signed}.${sign(secret, signed)}`;
 }
 
-/** Returns the claims when any listed secret signed the token (rotation: all verify). */
+/** Equal strings compared in constant time; a length difference tells nothing secret. */
+const sameText = (a: string, b: string): boolean => {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+function claimsOf(prefix: string, payload: string): CallbackClaims | null {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  // One spelling: the payload must be exactly what minting would have written.
+  if (!Array.isArray(decoded) || encode(decoded) !== payload) return null;
+  if (decoded.length !== FIELDS[prefix]) return null;
+  const [sessionId, lifetime, handle, seq, tenant = DEFAULT_TENANT] = decoded as unknown[];
+  if (![sessionId, lifetime, handle, tenant].every((part) => typeof part === "string")) return null;
+  if (prefix !== "eib1" && (!Number.isSafeInteger(seq) || (seq as number) < 1)) return null;
+  return {
+    tenant: tenant as string,
+    sessionId: sessionId as string,
+    lifetime: lifetime as string,
+    handle: handle as string,
+    seq: prefix === "eib1" ? null : (seq as number),
+  };
+}
+
+/**
+ * Returns the claims when any listed secret signed the token (rotation: all verify). The signature
+ * is compared as text with the one minting writes, so padding, the standard alphabet, spare low
+ * bits or trailing bytes all fail: a token has exactly one accepted spelling.
+ */
 export function verifyCallbackToken(
   token: string,
   secrets: readonly string[],
 ): CallbackClaims | null {
   const parts = token.split(".");
-  if (parts.length !== 3 || (parts[0] !== PREFIX && parts[0] !== LEGACY_PREFIX)) return null;
-  const [prefix, payload, signature] = parts as [string, string, string];
-  const given = Buffer.from(signature, "base64url");
+  const [prefix = "", payload = "", signature = ""] = parts;
+  if (parts.length !== 3 || FIELDS[prefix] === undefined) return null;
   let valid = false;
   for (const secret of secrets) {
-    const expected = sign(secret, `${prefix}.${payload}`);
     // Every secret is checked, match or not, so timing does not tell which one signed.
-    if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
+    if (sameText(signature, sign(secret, `${prefix}.${payload}`))) valid = true;
   }
-  if (!valid) return null;
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-    if (!Array.isArray(decoded) || !decoded.slice(0, 3).every((part) => typeof part === "string"))
-      return null;
-    const [sessionId, lifetime, handle, seq] = decoded as [string, string, string, unknown];
-    if (prefix === LEGACY_PREFIX)
-      return decoded.length === 3 ? { sessionId, lifetime, handle, seq: null } : null;
-    if (decoded.length !== 4 || !Number.isSafeInteger(seq) || (seq as number) < 1) return null;
-    return { sessionId, lifetime, handle, seq: seq as number };
-  } catch {
-    return null;
-  }
+  return valid ? claimsOf(prefix, payload) : null;
 }
 
 /**

@@ -14,7 +14,7 @@ const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 export function servesDevSecretsRemotely(config: Config, hostname: string): boolean {
   if (LOOPBACK.test(hostname)) return false;
   return (
-    config.agentTokens.includes(DEV_SECRETS.AGENT_TOKENS) ||
+    config.agentTokens.some((entry) => entry.token === DEV_SECRETS.AGENT_TOKENS) ||
     config.callbackSecrets.includes(DEV_SECRETS.CALLBACK_SECRETS) ||
     config.resumeSigningSecret === DEV_SECRETS.RESUME_SIGNING_SECRET
   );

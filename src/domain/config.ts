@@ -1,8 +1,11 @@
 // Reads the service configuration (contract section 7) from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
+import { type AgentToken, parseAgentTokens } from "./tenants";
 
 export interface Config {
-  readonly agentTokens: readonly string[];
+  readonly agentTokens: readonly AgentToken[];
+  /** Why the settings cannot be served (a malformed AGENT_TOKENS entry); null when they can. */
+  readonly misconfigured: string | null;
   readonly callbackSecrets: readonly string[];
   readonly resumeSigningSecret: string | null;
   readonly resumeWebhookUrl: string | null;
@@ -46,8 +49,10 @@ function positiveInt(vars: Vars, key: string, fallback: number): number {
 }
 
 export function readConfig(vars: Vars): Config {
+  const agentTokens = parseAgentTokens(list(vars, "AGENT_TOKENS"));
   return {
-    agentTokens: list(vars, "AGENT_TOKENS"),
+    agentTokens: agentTokens.ok ? agentTokens.tokens : [],
+    misconfigured: agentTokens.ok ? null : agentTokens.reason,
     callbackSecrets: list(vars, "CALLBACK_SECRETS"),
     resumeSigningSecret: text(vars, "RESUME_SIGNING_SECRET"),
     resumeWebhookUrl: text(vars, "RESUME_WEBHOOK_URL"),

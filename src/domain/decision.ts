@@ -11,11 +11,14 @@ export interface Ctx {
     readonly resumeMaxAttempts: number;
     readonly resumeClaimTimeoutMs: number;
     readonly resumeWebhookUrl: string | null;
+    /** Checked again at every attempt: removing an origin stops deliveries to it. */
+    readonly resumeUrlAllowlist: readonly string[];
   };
 }
 
 export interface ResumePayload {
   readonly type: "session.resume";
+  readonly tenant: string;
   readonly session_id: string;
   readonly lifetime: string;
   readonly resume_id: string;

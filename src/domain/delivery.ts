@@ -2,6 +2,7 @@
 // The HTTP POST itself and the physical alarm are left to the shell.
 import type { Ctx, Decision, Effect } from "./decision";
 import { decided } from "./decision";
+import { checkResumeUrl } from "./resume-url";
 import type { Resume, Session } from "./state";
 import { expireWait } from "./wake";
 
@@ -80,6 +81,19 @@ function attemptResume(
     const waiting: Resume = { ...resume, state: "no_target", nextAttemptAt: null };
     return { session: { ...session, resume: waiting }, effects: [] };
   }
+  // The host chose resume_url once; the operator may have withdrawn its origin since.
+  const allowed =
+    session.resumeUrl === null || checkResumeUrl(url, ctx.config.resumeUrlAllowlist).ok;
+  if (!allowed) {
+    const stopped: Resume = {
+      ...resume,
+      state: "failed",
+      nextAttemptAt: null,
+      endedAt: ctx.now,
+      lastError: `delivery stopped: the origin of resume_url ${new URL(url).origin} is no longer in RESUME_URL_ALLOWLIST`,
+    };
+    return { session: { ...session, resume: stopped }, effects: [] };
+  }
   const attempt = resume.attempts + 1;
   // Recorded before the POST, so a crash mid-delivery counts the attempt and retries after it.
   const started: Resume = {
@@ -94,6 +108,7 @@ function attemptResume(
     attempt,
     payload: {
       type: "session.resume",
+      tenant: session.tenant,
       session_id: session.id,
       lifetime: session.lifetime,
       resume_id: resume.resumeId,

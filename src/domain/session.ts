@@ -10,6 +10,7 @@ import { reasonForResult, scheduleResume } from "./wake";
 export function createSession(
   existing: Session | null,
   cmd: {
+    tenant: string;
     id: string;
     lifetime: string;
     resumeUrl: string | null;
@@ -19,6 +20,7 @@ export function createSession(
 ): Decision<Session> {
   if (existing !== null) return fail("session_exists", `session ${cmd.id} already exists`);
   const session: Session = {
+    tenant: cmd.tenant,
     id: cmd.id,
     lifetime: cmd.lifetime,
     createdAt: now,

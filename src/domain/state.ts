@@ -119,6 +119,8 @@ export interface InboxItem {
  * shell loads the ones a command touches and keeps none of them; a test model may hold them all.
  */
 export interface Session {
+  /** The tenant the session belongs to (its object name carries it too). */
+  readonly tenant: string;
   readonly id: string;
   readonly lifetime: string;
   readonly createdAt: number;

@@ -68,6 +68,7 @@ export function sessionView(session: Session, counts: RowCounts) {
   const { wait, run, resume } = session;
   return {
     id: session.id,
+    tenant: session.tenant,
     lifetime: session.lifetime,
     created_at: iso(session.createdAt),
     status: sessionStatus(session),

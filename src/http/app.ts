@@ -1,11 +1,12 @@
 // The Hono app: body-size guard, configuration, authentication, the resource routes and error mapping.
 import { Hono } from "hono";
-import { bearerToken, isAgentToken } from "../auth/agent-token";
+import { bearerToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { readConfig } from "../domain/config";
+import { DEFAULT_TENANT } from "../domain/tenants";
 import { VERSION } from "../version";
 import { MAX_BODY_BYTES, readBodyBytes } from "./body";
-import { type AppEnv, sessionStub } from "./context";
+import { type AppEnv, tenantSessionStub } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
 import { openApiDocument } from "./openapi";
@@ -23,6 +24,9 @@ export function createApp(): Hono<AppEnv> {
       return read.ok ? problem("payload_too_large", "request body too large") : read.response;
     }
     const config = readConfig(c.env as unknown as Record<string, unknown>);
+    if (config.misconfigured !== null) {
+      return problem("internal", `refusing to serve: ${config.misconfigured}`);
+    }
     if (servesDevSecretsRemotely(config, new URL(c.req.url).hostname)) {
       return problem("internal", "refusing to serve: the local development secrets are configured");
     }
@@ -33,16 +37,19 @@ export function createApp(): Hono<AppEnv> {
   // The runner's completion carries a callback token instead; its route checks it.
   app.use("/v1/*", async (c, next) => {
     if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
-    if (!isAgentToken(bearerToken(c.req.header("authorization")), c.var.config.agentTokens)) {
-      return problem("unauthorized", "missing or invalid agent token");
-    }
+    const tenant = tenantOfToken(
+      bearerToken(c.req.header("authorization")),
+      c.var.config.agentTokens,
+    );
+    if (tenant === null) return problem("unauthorized", "missing or invalid agent token");
+    c.set("tenant", tenant);
     return next();
   });
 
   app.get("/healthz", (c) => c.json({ ok: true, version: VERSION }));
   // One round trip to a Durable Object that does nothing: the floor every session call sits on.
   app.get("/healthz/object", async (c) => {
-    const result = await sessionStub(c, "_healthz").ping();
+    const result = await tenantSessionStub(c.env, DEFAULT_TENANT, "_healthz").ping();
     return result.ok ? c.json({ ok: true }) : problem(result.code, result.detail);
   });
   app.get("/openapi.json", (c) => c.json(openApiDocument()));

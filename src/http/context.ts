@@ -4,10 +4,12 @@ import type { Context } from "hono";
 import type { Config } from "../domain/config";
 import type { Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
+import { sessionObjectName } from "../domain/tenants";
 import type { Env } from "../env";
 import { problem } from "./problem";
 
-export type AppEnv = { Bindings: Env; Variables: { config: Config } };
+/** `tenant` is set by the agent-token check; routes without an agent token never read it. */
+export type AppEnv = { Bindings: Env; Variables: { config: Config; tenant: string } };
 export type AppContext = Context<AppEnv>;
 
 /** Path ids outside the charset cannot name a session or job, so they are simply not found. */
@@ -24,8 +26,13 @@ export function pathIds<K extends string>(
   return ids;
 }
 
+/** The session object of `sessionId` in the given tenant (another tenant's id is another object). */
+export const tenantSessionStub = (env: Env, tenant: string, sessionId: string) =>
+  env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, sessionId)));
+
+/** The session object of `sessionId` in the tenant of the request's agent token. */
 export const sessionStub = (c: AppContext, sessionId: string) =>
-  c.env.SESSIONS.get(c.env.SESSIONS.idFromName(sessionId));
+  tenantSessionStub(c.env, c.var.tenant, sessionId);
 
 export function reply<T>(result: Result<T>, status: 200 | 201 | 202 = 200): Response {
   if (!result.ok) return problem(result.code, result.detail);

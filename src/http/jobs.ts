@@ -5,7 +5,14 @@ import { verifyCallbackToken } from "../auth/callback-token";
 import { completionBody, jobsQuery, reserveJobBody } from "../domain/schemas";
 import { utf8Bytes } from "../domain/text";
 import { jsonBody, validate } from "./body";
-import { type AppContext, type AppEnv, pathIds, reply, sessionStub } from "./context";
+import {
+  type AppContext,
+  type AppEnv,
+  pathIds,
+  reply,
+  sessionStub,
+  tenantSessionStub,
+} from "./context";
 import { problem } from "./problem";
 
 export const COMPLETION_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/completion\/?$/;
@@ -71,7 +78,8 @@ export function jobRoutes(app: Hono<AppEnv>): void {
         `output is ${outputBytes} bytes; the limit is ${c.var.config.maxOutputBytes}`,
       );
     }
-    const result = await sessionStub(c, sessionId).complete({
+    // The token names the tenant: the same path in another tenant is another session.
+    const result = await tenantSessionStub(c.env, claims.tenant, sessionId).complete({
       lifetime: claims.lifetime,
       handle,
       tokenSeq: claims.seq,

@@ -26,6 +26,7 @@ export function sessionRoutes(app: Hono<AppEnv>): void {
       resumeUrl = checked.url;
     }
     const result = await sessionStub(c, body.value.id).create({
+      tenant: c.var.tenant,
       id: body.value.id,
       resumeUrl,
       metadata: body.value.metadata ?? {},

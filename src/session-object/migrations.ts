@@ -153,6 +153,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX purged_by_time ON purged (purged_at);
     `,
   },
+  {
+    id: 4,
+    description: "the session row names its tenant; sessions from before tenants are the default's",
+    sql: `ALTER TABLE session ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';`,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

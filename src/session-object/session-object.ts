@@ -192,6 +192,7 @@ export class SessionObject extends DurableObject<Env> {
   // ---- sessions and messages -------------------------------------------------------------
 
   create(cmd: {
+    tenant: string;
     id: string;
     resumeUrl: string | null;
     metadata: Record<string, unknown>;
@@ -325,6 +326,7 @@ export class SessionObject extends DurableObject<Env> {
               session.jobs[cmd.handle]?.callbackToken,
               this.config.callbackSecrets,
               {
+                tenant: session.tenant,
                 sessionId: session.id,
                 lifetime: session.lifetime,
                 handle: cmd.handle,

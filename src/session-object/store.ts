@@ -3,6 +3,7 @@
 import type { InboxItem, Job, Message, Resume, Run, Session, Wait } from "../domain/state";
 
 type SessionRow = {
+  tenant: string;
   id: string;
   lifetime: string;
   created_at: number;
@@ -110,6 +111,7 @@ export function loadCore(sql: SqlStorage): Session | null {
     )
     .one();
   return {
+    tenant: row.tenant,
     id: row.id,
     lifetime: row.lifetime,
     createdAt: row.created_at,
@@ -415,6 +417,7 @@ const TABLES = ["session", "messages", "jobs", "inbox", "purged"] as const;
 
 /** Domain transitions replace what they change, so reference equality tells what moved. */
 const sessionRowChanged = (before: Session, after: Session): boolean =>
+  before.tenant !== after.tenant ||
   before.id !== after.id ||
   before.createdAt !== after.createdAt ||
   before.resumeUrl !== after.resumeUrl ||
@@ -429,8 +432,8 @@ const sessionRowChanged = (before: Session, after: Session): boolean =>
 function writeSessionRow(sql: SqlStorage, session: Session): void {
   sql.exec(
     `INSERT INTO session (singleton, id, lifetime, created_at, resume_url, metadata, run, wait, resume, notify_seq,
-       generation, job_seq) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, lifetime = excluded.lifetime,
+       generation, job_seq, tenant) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (singleton) DO UPDATE SET tenant = excluded.tenant, id = excluded.id, lifetime = excluded.lifetime,
        created_at = excluded.created_at, resume_url = excluded.resume_url, metadata = excluded.metadata,
        run = excluded.run, wait = excluded.wait, resume = excluded.resume, notify_seq = excluded.notify_seq,
        generation = excluded.generation, job_seq = excluded.job_seq`,
@@ -445,6 +448,7 @@ function writeSessionRow(sql: SqlStorage, session: Session): void {
     session.notifySeq,
     session.generation,
     session.jobSeq,
+    session.tenant,
   );
 }
 

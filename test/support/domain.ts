@@ -12,6 +12,7 @@ export const CONFIG: Ctx["config"] = {
   resumeMaxAttempts: 3,
   resumeClaimTimeoutMs: 600_000,
   resumeWebhookUrl: null,
+  resumeUrlAllowlist: ["http://hooks.test", "http://127.0.0.1:*"],
 };
 
 export const at = (now: number, config: Partial<Ctx["config"]> = {}): Ctx => ({
@@ -48,7 +49,13 @@ export function session(overrides: Partial<Session> = {}): Session {
   const created = ok(
     createSession(
       null,
-      { id: "s1", lifetime: "lt-1", resumeUrl: "http://hooks.test/h", metadata: {} },
+      {
+        tenant: "default",
+        id: "s1",
+        lifetime: "lt-1",
+        resumeUrl: "http://hooks.test/h",
+        metadata: {},
+      },
       T0,
     ),
   ).state;

@@ -92,6 +92,7 @@ export const CONFIG: Ctx["config"] = {
   resumeMaxAttempts: 3,
   resumeClaimTimeoutMs: 120_000,
   resumeWebhookUrl: "http://hooks.test/resume",
+  resumeUrlAllowlist: ["http://hooks.test"],
 };
 
 /** Variant 4 repeats variant 0 but as `observed`; the others are different results. */
@@ -190,7 +191,13 @@ export class History {
           command,
           createSession(
             s,
-            { id: "s", lifetime: `lt-${this.lifetimes}`, resumeUrl: null, metadata: {} },
+            {
+              tenant: "default",
+              id: "s",
+              lifetime: `lt-${this.lifetimes}`,
+              resumeUrl: null,
+              metadata: {},
+            },
             this.now,
           ),
         );

@@ -273,7 +273,7 @@ export class Lockstep {
     switch (op.t) {
       case "create": {
         const real = await attempt(() =>
-          stub.create({ id: this.sid, resumeUrl: null, metadata: {} }),
+          stub.create({ tenant: "default", id: this.sid, resumeUrl: null, metadata: {} }),
         );
         const step = this.history.run({ t: "create" });
         if (step.ok && step.after !== null && real.ok) {

@@ -56,6 +56,7 @@ describe("a terminal result for a suspended session", () => {
     >;
     expect(payload).toEqual({
       type: "session.resume",
+      tenant: "default",
       session_id: sid,
       lifetime: after.lifetime,
       resume_id: after.resume.resume_id,

@@ -42,7 +42,13 @@ describe("exec jobs", () => {
     const sid = uniqueId("rotate");
     const created = await createSession(sid);
     await reserve(sid, "h1");
-    const claims = { sessionId: sid, lifetime: created.lifetime, handle: "h1", seq: 1 };
+    const claims = {
+      tenant: "default",
+      sessionId: sid,
+      lifetime: created.lifetime,
+      handle: "h1",
+      seq: 1,
+    };
     // As if the job had been reserved before `test-callback-secret-new` was put first.
     const oldToken = mintCallbackToken("test-callback-secret-old", claims);
     await runInDurableObject(stubOf(sid), (_, state) => {

@@ -15,7 +15,7 @@ import {
 
 const OLD_SECRET = "test-callback-secret-old";
 /** Columns revision 2 added; a database of the old shape has none of them. */
-const NEW_COLUMNS = new Set(["seq", "job_seq"]);
+const NEW_COLUMNS = new Set(["seq", "job_seq", "tenant"]);
 
 describe("upgrading a session stored by revision 1", () => {
   it("a database of migration 1 upgrades in place: every row kept, jobs numbered in reservation order, old tokens still work", async () => {
@@ -23,6 +23,7 @@ describe("upgrading a session stored by revision 1", () => {
     const created = await createSession(sid);
     const legacy = (handle: string) =>
       mintCallbackToken(OLD_SECRET, {
+        tenant: "default",
         sessionId: sid,
         lifetime: created.lifetime,
         handle,
@@ -70,6 +71,7 @@ describe("upgrading a session stored by revision 1", () => {
 
     const upgraded = await view(sid);
     expect(upgraded).toMatchObject({
+      tenant: "default",
       lifetime: created.lifetime,
       message_count: 2,
       jobs: { running: 2, done: 1 },
@@ -93,6 +95,7 @@ describe("upgrading a session stored by revision 1", () => {
     const fresh = await reserve(sid, "h4");
     expect(fresh.callback.token).toBe(
       mintCallbackToken("test-callback-secret-new", {
+        tenant: "default",
         sessionId: sid,
         lifetime: created.lifetime,
         handle: "h4",

@@ -1,0 +1,49 @@
+// Tenants (contract §8): AGENT_TOKENS entries `tenant:token` or a bare `token` (tenant `default`),
+// and the Durable Object name that scopes a session id to its tenant.
+// Comparing a presented token in constant time is left to src/auth/agent-token.ts.
+
+export const DEFAULT_TENANT = "default";
+export const TENANT_PATTERN = /^[a-z0-9-]{1,64}$/;
+
+export interface AgentToken {
+  readonly tenant: string;
+  readonly token: string;
+}
+
+export type ParsedAgentTokens =
+  | { readonly ok: true; readonly tokens: readonly AgentToken[] }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * A `:` always separates a tenant: a bare token must not contain one. Misconfigured entries are
+ * refused as a whole rather than guessed at, since a guess could move a host into another tenant.
+ * The reason names the entry's position, never the token.
+ */
+export function parseAgentTokens(entries: readonly string[]): ParsedAgentTokens {
+  const tokens: AgentToken[] = [];
+  const tenantOfToken = new Map<string, string>();
+  for (const [position, entry] of entries.entries()) {
+    const colon = entry.indexOf(":");
+    const tenant = colon === -1 ? DEFAULT_TENANT : entry.slice(0, colon);
+    const token = colon === -1 ? entry : entry.slice(colon + 1);
+    const where = `AGENT_TOKENS entry ${position + 1}`;
+    if (!TENANT_PATTERN.test(tenant)) {
+      return { ok: false, reason: `${where}: a tenant name is 1-64 chars of [a-z0-9-]` };
+    }
+    if (token === "") return { ok: false, reason: `${where}: the token is empty` };
+    const owner = tenantOfToken.get(token);
+    if (owner !== undefined && owner !== tenant) {
+      return { ok: false, reason: `${where}: the same token is listed for two tenants` };
+    }
+    tenantOfToken.set(token, tenant);
+    tokens.push({ tenant, token });
+  }
+  return { ok: true, tokens };
+}
+
+/**
+ * The object name of a session. The default tenant keeps the bare id, so sessions created before
+ * tenants existed stay where they are; `/` is outside the id charset, so no two names collide.
+ */
+export const sessionObjectName = (tenant: string, sessionId: string): string =>
+  tenant === DEFAULT_TENANT ? sessionId : `${tenant}/${sessionId}`;
