@@ -166,6 +166,44 @@ describe("resume delivery", () => {
     });
     expect(fired.effects[0]?.url).toBe("http://hooks.test/global");
   });
+
+  it("an origin removed from the allowlist between two attempts stops deliveries, visibly", () => {
+    const first = fire(woken(), T0);
+    expect(first.effects).toHaveLength(1);
+    const retrying = ok(
+      recordDelivery(
+        first.state,
+        { resumeId: "rs-1", delivered: false, error: "agent host answered 503", random: 0.5 },
+        at(T0 + 10),
+      ),
+    ).state;
+    const later = dueAt(retrying, T0 + 10) ?? T0;
+    const stopped = fire(retrying, later, { resumeUrlAllowlist: ["http://127.0.0.1:*"] });
+    expect(stopped.effects).toEqual([]);
+    expect(stopped.state.resume).toMatchObject({
+      state: "failed",
+      attempts: 1,
+      nextAttemptAt: null,
+    });
+    expect(stopped.state.resume?.lastError).toContain("http://hooks.test");
+    expect(stopped.state.resume?.lastError).toContain("RESUME_URL_ALLOWLIST");
+    expect(sessionStatus(stopped.state)).toBe("idle");
+    // Nothing is due any more: the alarm does not spin on a refused origin.
+    expect(nextDueAt(stopped.state, null, at(later))).toBeNull();
+  });
+
+  it("the webhook configured by the operator is not held to the allowlist of host-chosen URLs", () => {
+    const fired = fire({ ...woken(), resumeUrl: null }, T0, {
+      resumeWebhookUrl: "https://agents.example.com/resume",
+      resumeUrlAllowlist: [],
+    });
+    expect(fired.effects[0]?.url).toBe("https://agents.example.com/resume");
+  });
+
+  it("the resume payload names the session's tenant", () => {
+    const fired = fire({ ...woken(), tenant: "acme" }, T0);
+    expect(fired.effects[0]?.payload).toMatchObject({ tenant: "acme", session_id: "s1" });
+  });
 });
 
 describe("wait ceiling", () => {

@@ -441,6 +441,7 @@ export class SessionObject extends DurableObject<Env> {
     database_bytes: number;
     alarms: number;
   }> {
+    if (this.core === null) return fail("not_found", "no such session");
     return {
       ok: true,
       value: {

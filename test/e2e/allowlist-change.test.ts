@@ -1,0 +1,104 @@
+// The resume allowlist is checked at every delivery attempt: an operator who withdraws an origin
+// (a redeploy with a new RESUME_URL_ALLOWLIST) stops the deliveries already scheduled to it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { api, freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+
+/** An agent host that is down: every resume gets a 503. */
+async function failingHost(): Promise<{ url: string; hits: () => number; close(): void }> {
+  let hits = 0;
+  const server: Server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      hits += 1;
+      response.writeHead(503).end("down");
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${port}/resume`, hits: () => hits, close: () => server.close() };
+}
+
+async function resumeOf(dev: WranglerDev, sid: string) {
+  return (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
+}
+
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (done(value) || Date.now() > deadline) return value;
+    await sleep(100);
+  }
+}
+
+describe("an allowlist change between two delivery attempts", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-allowlist-"));
+  let dev: WranglerDev | undefined;
+  let host: Awaited<ReturnType<typeof failingHost>> | undefined;
+
+  afterAll(async () => {
+    await dev?.stop();
+    host?.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it("an origin removed from RESUME_URL_ALLOWLIST gets no further attempt, and the resume fails naming the allowlist", async () => {
+    host = await failingHost();
+    const port = await freePort();
+    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
+    const sid = `allowlist-${Date.now()}`;
+    expect(
+      (await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url })).status,
+    ).toBe(201);
+    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h",
+      command: "sleep 5",
+    });
+    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
+    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
+      waiting_for: ["h"],
+    });
+    const completion = await fetch(reserved.body.callback.url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${reserved.body.callback.token}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ status: "completed", exit_code: 0, output: "ok" }),
+    });
+    expect(completion.status).toBe(202);
+    const first = await until(
+      () => resumeOf(dev as WranglerDev, sid),
+      (view) => view.resume?.last_error !== null && view.resume?.attempts === 1,
+    );
+    expect(first.resume).toMatchObject({ state: "scheduled", attempts: 1 });
+    expect(first.resume.last_error).toContain("503");
+    expect(host.hits()).toBe(1);
+
+    // The operator withdraws the origin and redeploys; the retry is due while the Worker is down.
+    await dev.stop();
+    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://localhost:*" });
+    const stopped = await until(
+      () => resumeOf(dev as WranglerDev, sid),
+      (view) => view.resume?.state === "failed",
+    );
+    expect(stopped.status).toBe("idle");
+    expect(stopped.resume).toMatchObject({ state: "failed", attempts: 1 });
+    expect(stopped.resume.last_error).toContain("RESUME_URL_ALLOWLIST");
+    expect(stopped.resume.last_error).toContain("http://127.0.0.1");
+    expect(host.hits()).toBe(1);
+    // The result itself is kept: the inbox still holds it for the next wake or a claim.
+    expect(stopped.inbox.pending).toBe(1);
+    // And the same URL can no longer be chosen by a new session.
+    const refused = await api(dev.base, "POST", "/v1/sessions", {
+      id: `${sid}-new`,
+      resume_url: host.url,
+    });
+    expect([refused.status, refused.body.code]).toEqual([422, "invalid_request"]);
+  });
+});
