@@ -36,6 +36,10 @@ export function createApp(): Hono<AppEnv> {
 
   // The runner's completion carries a callback token instead; its route checks it.
   app.use("/v1/*", async (c, next) => {
+    // Repeated headers arrive joined by ", ", and no token contains a comma: two credentials.
+    if (c.req.header("authorization")?.includes(",")) {
+      return problem("unauthorized", "more than one Authorization credential: send exactly one");
+    }
     if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
     const tenant = tenantOfToken(
       bearerToken(c.req.header("authorization")),

@@ -1,0 +1,68 @@
+// Requests no HTTP client library would send, written byte for byte to the real wrangler dev.
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+
+/** Sends `lines` as one HTTP/1.1 request and returns the status line, headers and body. */
+function rawRequest(port: number, lines: string[], body = ""): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.end(`${lines.join("\r\n")}\r\nConnection: close\r\n\r\n${body}`);
+    });
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk;
+    });
+    socket.on("end", () => resolve(answer));
+    socket.on("error", reject);
+  });
+}
+
+describe("raw requests to wrangler dev", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-raw-"));
+  let dev: WranglerDev;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    dev = await startWranglerDev(stateDir, port);
+  });
+
+  afterAll(async () => {
+    await dev?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it("two Authorization headers get a problem+json 401, not a plain-text error", async () => {
+    const answer = await rawRequest(port, [
+      "GET /v1/sessions/anything HTTP/1.1",
+      "Host: 127.0.0.1",
+      "Authorization: Bearer dev-agent-token",
+      "Authorization: Bearer dev-agent-token",
+    ]);
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer.toLowerCase()).toContain("content-type: application/problem+json");
+    expect(answer).toContain('"code":"unauthorized"');
+  });
+
+  it("two Authorization headers on a completion get a problem+json 401", async () => {
+    const body = JSON.stringify({ status: "completed", exit_code: 0, output: "" });
+    const answer = await rawRequest(
+      port,
+      [
+        "POST /v1/sessions/s/exec-jobs/h/completion HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Authorization: Bearer eib3.a.b",
+        "Authorization: Bearer eib3.c.d",
+        "Content-Type: application/json",
+        `Content-Length: ${body.length}`,
+      ],
+      body,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toContain('"code":"unauthorized"');
+  });
+});
