@@ -9,6 +9,13 @@ const TEST_BINDINGS = {
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
   RESUME_WEBHOOK_URL: "",
   RESUME_MAX_ATTEMPTS: "4",
+  // globex has its own resume targets; every other tenant uses the globals above.
+  TENANT_SETTINGS: JSON.stringify({
+    globex: {
+      resume_url_allowlist: ["http://hooks.test"],
+      resume_webhook_url: "http://hooks.test/hooks/globex-default",
+    },
+  }),
 };
 
 export default defineConfig({

@@ -14,4 +14,6 @@ export interface Env {
   readonly RESUME_MAX_ATTEMPTS?: string;
   readonly RESUME_CLAIM_TIMEOUT_MS?: string;
   readonly MAX_OUTPUT_BYTES?: string;
+  /** JSON text (`--var`) or a table (`[vars]`): per-tenant resume targets. */
+  readonly TENANT_SETTINGS?: string | Record<string, unknown>;
 }

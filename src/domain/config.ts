@@ -1,11 +1,18 @@
 // Reads the service configuration (contract section 7) from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
-import { type AgentToken, parseAgentTokens } from "./tenants";
+import {
+  type AgentToken,
+  parseAgentTokens,
+  parseTenantSettings,
+  type TenantSettings,
+} from "./tenants";
 
 export interface Config {
   readonly agentTokens: readonly AgentToken[];
-  /** Why the settings cannot be served (a malformed AGENT_TOKENS entry); null when they can. */
+  /** Why the settings cannot be served (a malformed AGENT_TOKENS or TENANT_SETTINGS); else null. */
   readonly misconfigured: string | null;
+  /** Per-tenant resume targets from TENANT_SETTINGS; a tenant not named uses the globals. */
+  readonly tenants: Readonly<Record<string, TenantSettings>>;
   readonly callbackSecrets: readonly string[];
   readonly resumeSigningSecret: string | null;
   readonly resumeWebhookUrl: string | null;
@@ -50,9 +57,11 @@ function positiveInt(vars: Vars, key: string, fallback: number): number {
 
 export function readConfig(vars: Vars): Config {
   const agentTokens = parseAgentTokens(list(vars, "AGENT_TOKENS"));
+  const tenants = parseTenantSettings(vars.TENANT_SETTINGS);
   return {
     agentTokens: agentTokens.ok ? agentTokens.tokens : [],
-    misconfigured: agentTokens.ok ? null : agentTokens.reason,
+    misconfigured: !agentTokens.ok ? agentTokens.reason : !tenants.ok ? tenants.reason : null,
+    tenants: tenants.ok ? tenants.settings : {},
     callbackSecrets: list(vars, "CALLBACK_SECRETS"),
     resumeSigningSecret: text(vars, "RESUME_SIGNING_SECRET"),
     resumeWebhookUrl: text(vars, "RESUME_WEBHOOK_URL"),
@@ -67,5 +76,17 @@ export function readConfig(vars: Vars): Config {
       DEFAULTS.resumeClaimTimeoutMs,
     ),
     maxOutputBytes: positiveInt(vars, "MAX_OUTPUT_BYTES", DEFAULTS.maxOutputBytes),
+  };
+}
+
+/** The resume targets of one tenant: its own where TENANT_SETTINGS names them, else the globals. */
+export function resumeTargetsFor(
+  config: Config,
+  tenant: string,
+): Pick<Config, "resumeWebhookUrl" | "resumeUrlAllowlist"> {
+  const own = config.tenants[tenant];
+  return {
+    resumeWebhookUrl: own?.resumeWebhookUrl ?? config.resumeWebhookUrl,
+    resumeUrlAllowlist: own?.resumeUrlAllowlist ?? config.resumeUrlAllowlist,
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { readConfig } from "./config";
-import { parseAgentTokens, sessionObjectName } from "./tenants";
+import { readConfig, resumeTargetsFor } from "./config";
+import { parseAgentTokens, parseTenantSettings, sessionObjectName } from "./tenants";
 
 describe("AGENT_TOKENS entries", () => {
   it("a bare token is the default tenant's and `tenant:token` names a tenant", () => {
@@ -39,5 +39,54 @@ describe("AGENT_TOKENS entries", () => {
     expect(sessionObjectName("acme", "s1")).toBe("acme/s1");
     // A session id cannot contain `/`, so no default-tenant id can spell another tenant's name.
     expect(sessionObjectName("default", "acme:s1")).not.toBe(sessionObjectName("acme", "s1"));
+  });
+});
+
+describe("TENANT_SETTINGS", () => {
+  it("a tenant's own resume targets replace the globals field by field", () => {
+    const config = readConfig({
+      RESUME_URL_ALLOWLIST: "https://shared.example",
+      RESUME_WEBHOOK_URL: "https://shared.example/resume",
+      TENANT_SETTINGS: JSON.stringify({
+        acme: { resume_url_allowlist: ["https://hooks.acme.example"] },
+        globex: { resume_webhook_url: "https://globex.example/resume" },
+      }),
+    });
+    expect(config.misconfigured).toBeNull();
+    expect(resumeTargetsFor(config, "acme")).toEqual({
+      resumeUrlAllowlist: ["https://hooks.acme.example"],
+      resumeWebhookUrl: "https://shared.example/resume",
+    });
+    expect(resumeTargetsFor(config, "globex")).toEqual({
+      resumeUrlAllowlist: ["https://shared.example"],
+      resumeWebhookUrl: "https://globex.example/resume",
+    });
+    expect(resumeTargetsFor(config, "default").resumeUrlAllowlist).toEqual([
+      "https://shared.example",
+    ]);
+  });
+
+  it("a [vars] table is accepted as well as JSON text", () => {
+    expect(parseTenantSettings({ acme: { resume_url_allowlist: [] } })).toEqual({
+      ok: true,
+      settings: { acme: { resumeUrlAllowlist: [] } },
+    });
+    expect(parseTenantSettings("")).toEqual({ ok: true, settings: {} });
+  });
+
+  it("malformed settings refuse to serve rather than fall back to the globals", () => {
+    for (const raw of [
+      "{not json",
+      '{"Acme": {}}',
+      '{"acme": {"resume_webhook_url": "ftp://x"}}',
+      '{"acme": {"allowlist": []}}',
+      "[]",
+    ]) {
+      const config = readConfig({ TENANT_SETTINGS: raw });
+      expect([raw, config.misconfigured]).toEqual([
+        raw,
+        expect.stringContaining("TENANT_SETTINGS"),
+      ]);
+    }
   });
 });

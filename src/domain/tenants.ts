@@ -2,6 +2,8 @@
 // and the Durable Object name that scopes a session id to its tenant.
 // Comparing a presented token in constant time is left to src/auth/agent-token.ts.
 
+import { z } from "zod";
+
 export const DEFAULT_TENANT = "default";
 export const TENANT_PATTERN = /^[a-z0-9-]{1,64}$/;
 
@@ -47,3 +49,60 @@ export function parseAgentTokens(entries: readonly string[]): ParsedAgentTokens 
  */
 export const sessionObjectName = (tenant: string, sessionId: string): string =>
   tenant === DEFAULT_TENANT ? sessionId : `${tenant}/${sessionId}`;
+
+/** What a tenant may set apart from the globals (contract §8: per-tenant resume targets). */
+export interface TenantSettings {
+  readonly resumeUrlAllowlist?: readonly string[];
+  readonly resumeWebhookUrl?: string;
+}
+
+const tenantSettingsSchema = z.record(
+  z.string().regex(TENANT_PATTERN),
+  z.strictObject({
+    resume_url_allowlist: z.array(z.string().min(1)).optional(),
+    resume_webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+  }),
+);
+
+export type ParsedTenantSettings =
+  | { readonly ok: true; readonly settings: Readonly<Record<string, TenantSettings>> }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * TENANT_SETTINGS: a JSON object keyed by tenant, e.g.
+ * `{"acme": {"resume_url_allowlist": ["https://hooks.acme.example"], "resume_webhook_url": "…"}}`.
+ * wrangler passes a `[vars]` table as an object and `--var` as text; both are accepted.
+ */
+export function parseTenantSettings(raw: unknown): ParsedTenantSettings {
+  if (raw === undefined || raw === null || (typeof raw === "string" && raw.trim() === "")) {
+    return { ok: true, settings: {} };
+  }
+  let value: unknown = raw;
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return { ok: false, reason: "TENANT_SETTINGS is not valid JSON" };
+    }
+  }
+  const parsed = tenantSettingsSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      reason: `TENANT_SETTINGS: ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+    };
+  }
+  const settings: Record<string, TenantSettings> = {};
+  for (const [tenant, entry] of Object.entries(parsed.data)) {
+    settings[tenant] = {
+      ...(entry.resume_url_allowlist === undefined
+        ? {}
+        : { resumeUrlAllowlist: entry.resume_url_allowlist }),
+      ...(entry.resume_webhook_url === undefined
+        ? {}
+        : { resumeWebhookUrl: entry.resume_webhook_url }),
+    };
+  }
+  return { ok: true, settings };
+}

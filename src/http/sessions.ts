@@ -1,5 +1,6 @@
 // Routes for sessions and human messages: validate, call the session object, map the result.
 import type { Hono } from "hono";
+import { resumeTargetsFor } from "../domain/config";
 import { MAX_MESSAGE_BYTES, MAX_SESSION_METADATA_BYTES } from "../domain/limits";
 import { checkResumeUrl } from "../domain/resume-url";
 import { appendMessageBody, createSessionBody, messagesQuery } from "../domain/schemas";
@@ -21,7 +22,8 @@ export function sessionRoutes(app: Hono<AppEnv>): void {
     }
     let resumeUrl: string | null = null;
     if (body.value.resume_url !== undefined) {
-      const checked = checkResumeUrl(body.value.resume_url, c.var.config.resumeUrlAllowlist);
+      const { resumeUrlAllowlist } = resumeTargetsFor(c.var.config, c.var.tenant);
+      const checked = checkResumeUrl(body.value.resume_url, resumeUrlAllowlist);
       if (!checked.ok) return problem("invalid_request", checked.reason);
       resumeUrl = checked.url;
     }

@@ -2,7 +2,7 @@
 // It keeps only the session core in memory; rules live in src/domain, SQL in the store.
 import { DurableObject } from "cloudflare:workers";
 import { tokenForReservation } from "../auth/callback-token";
-import { type Config, readConfig } from "../domain/config";
+import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Ctx, Decision, Effect } from "../domain/decision";
 import { IN_FLIGHT_MARGIN_MS, nextDueAt, recordDelivery, tick } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
@@ -28,6 +28,7 @@ import {
   suspendRun,
 } from "../domain/session";
 import type { JobResult, Role, Session, Wake } from "../domain/state";
+import { DEFAULT_TENANT } from "../domain/tenants";
 import {
   type JobSummaryView,
   type JobView,
@@ -97,8 +98,10 @@ export class SessionObject extends DurableObject<Env> {
     return this.metered.sql;
   }
 
+  /** The settings the rules see: the resume targets are those of this session's tenant. */
   private ctxAt(now: number): Ctx {
-    return { now, config: this.config };
+    const tenant = this.core?.tenant ?? DEFAULT_TENANT;
+    return { now, config: { ...this.config, ...resumeTargetsFor(this.config, tenant) } };
   }
 
   /** Runs a read against storage and tallies the rows it read. */

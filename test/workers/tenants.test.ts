@@ -187,4 +187,49 @@ describe("tenants", () => {
       expect(problem.detail).not.toContain("Acme-token");
     }
   });
+
+  it("a tenant with its own allowlist cannot choose an origin only the global allowlist has", async () => {
+    const sid = uniqueId("own-allowlist");
+    const loopback = "http://127.0.0.1:9/resume";
+    const globex = await call("POST", "/v1/sessions", {
+      token: GLOBEX,
+      body: { id: sid, resume_url: loopback },
+    });
+    expect([globex.status, globex.body.code]).toEqual([422, "invalid_request"]);
+    expect((await call("GET", `/v1/sessions/${sid}`, { token: GLOBEX })).status).toBe(404);
+    const acme = await call("POST", "/v1/sessions", {
+      token: ACME,
+      body: { id: sid, resume_url: loopback },
+    });
+    expect(acme.status).toBe(201);
+  });
+
+  it("a tenant's own webhook URL receives the resumes of its sessions created without resume_url", async () => {
+    const sid = uniqueId("own-webhook");
+    await call("POST", "/v1/sessions", { token: GLOBEX, body: { id: sid } });
+    const reserved = await call("POST", `/v1/sessions/${sid}/exec-jobs`, {
+      token: GLOBEX,
+      body: { handle: "h", command: "true" },
+    });
+    const before = (await deliveries("globex-default")).length;
+    const accepted = await complete(sid, "h", reserved.body.callback.token, result(0, ""));
+    expect([accepted.status, accepted.body.disposition]).toEqual([202, "resume_scheduled"]);
+    await expect.poll(async () => (await deliveries("globex-default")).length).toBe(before + 1);
+    const latest = (await deliveries("globex-default")).at(-1);
+    expect(JSON.parse(latest?.body ?? "{}")).toMatchObject({ tenant: "globex", session_id: sid });
+    // The same kind of session in a tenant without a webhook URL waits as no_target.
+    const other = uniqueId("no-webhook");
+    await call("POST", "/v1/sessions", { token: ACME, body: { id: other } });
+    const job = await call("POST", `/v1/sessions/${other}/exec-jobs`, {
+      token: ACME,
+      body: { handle: "h", command: "true" },
+    });
+    await complete(other, "h", job.body.callback.token, result(0, ""));
+    await expect
+      .poll(
+        async () =>
+          (await call("GET", `/v1/sessions/${other}`, { token: ACME })).body.resume?.state,
+      )
+      .toBe("no_target");
+  });
 });
