@@ -53,12 +53,13 @@ export async function waitForHealthy(
   child: ChildProcess,
   output: () => string,
   timeoutMs: number,
+  healthzStatus = 200,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${child.spawnfile} exited: ${output()}`);
     try {
-      if ((await fetch(`${base}/healthz`)).ok) return;
+      if ((await fetch(`${base}/healthz`)).status === healthzStatus) return;
     } catch {
       // Not listening yet.
     }
@@ -93,6 +94,8 @@ export async function startWranglerDev(
   stateDir: string,
   port: number,
   vars: Record<string, string> = {},
+  /** The /healthz status that means "up": 500 for a Worker started with settings it refuses. */
+  healthzStatus = 200,
 ): Promise<WranglerDev> {
   const inspectorPort = await freePort();
   const args = [
@@ -114,7 +117,7 @@ export async function startWranglerDev(
     NO_COLOR: "1",
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitForHealthy(base, child, output, 45_000);
+  await waitForHealthy(base, child, output, 45_000, healthzStatus);
   return {
     base,
     inspectorPort,

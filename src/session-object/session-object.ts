@@ -50,6 +50,8 @@ import { Waiters } from "./waiters";
 const newId = (prefix: string): string => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 const MAX_TIMER_ROUNDS = 64;
 const ARM_AGAIN_MS = 5_000;
+/** How often an object whose settings are refused checks again whether they were fixed. */
+const PAUSED_RETRY_MS = 15_000;
 
 /** The core of a decided state: what stays in memory once its rows are written. */
 const coreOf = (state: Session): Session =>
@@ -466,6 +468,14 @@ export class SessionObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarms += 1;
     this.physicalAlarm.forget();
+    // Settings that HTTP refuses to serve must not steer deliveries either (a malformed
+    // TENANT_SETTINGS would send a tenant's resumes to the global targets). Look again later:
+    // nothing else would wake this object once the settings are fixed.
+    if (this.config.misconfigured !== null) {
+      console.error(`timers paused: ${this.config.misconfigured}`);
+      await this.armAlarm(true, PAUSED_RETRY_MS);
+      return;
+    }
     // An attempt already on the wire (started by a request) owns the timers: this alarm must not
     // re-arm for "now" until that attempt has recorded its outcome, or it would spin.
     const attemptOnWire = this.runningTimers;
@@ -480,7 +490,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Runs every due timer, delivering as it goes; one runner at a time (the alarm or a request's). */
   private async runDueTimers(): Promise<void> {
-    if (this.runningTimers) return;
+    if (this.runningTimers || this.config.misconfigured !== null) return;
     this.runningTimers = true;
     try {
       for (let round = 0; round < MAX_TIMER_ROUNDS && this.dueNow(); round += 1) {

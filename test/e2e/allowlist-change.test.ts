@@ -36,6 +36,24 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): P
   }
 }
 
+/** A host that answers 503 to the first resume and 204 to the rest, recording each. */
+async function flakyHost(): Promise<{ url: string; bodies: string[]; close(): void }> {
+  const bodies: string[] = [];
+  const server: Server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      bodies.push(body);
+      response.writeHead(bodies.length === 1 ? 503 : 204).end();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${port}/resume`, bodies, close: () => server.close() };
+}
+
 describe("an allowlist change between two delivery attempts", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-allowlist-"));
   let dev: WranglerDev | undefined;
@@ -100,5 +118,64 @@ describe("an allowlist change between two delivery attempts", () => {
       resume_url: host.url,
     });
     expect([refused.status, refused.body.code]).toEqual([422, "invalid_request"]);
+  });
+});
+
+describe("settings the Worker refuses to serve", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-misconfigured-"));
+  let dev: WranglerDev | undefined;
+  let host: Awaited<ReturnType<typeof flakyHost>> | undefined;
+
+  afterAll(async () => {
+    await dev?.stop();
+    host?.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it("a malformed TENANT_SETTINGS pauses due deliveries until it is fixed, then the same resume goes out", async () => {
+    host = await flakyHost();
+    const port = await freePort();
+    const good = { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*", RESUME_WEBHOOK_URL: host.url };
+    dev = await startWranglerDev(stateDir, port, good);
+    const sid = `paused-${Date.now()}`;
+    await api(dev.base, "POST", "/v1/sessions", { id: sid });
+    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h",
+      command: "sleep 5",
+    });
+    const completion = await fetch(reserved.body.callback.url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${reserved.body.callback.token}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ status: "completed", exit_code: 0, output: "ok" }),
+    });
+    expect(completion.status).toBe(202);
+    await until(
+      async () => host?.bodies.length ?? 0,
+      (count) => count === 1,
+    );
+    await dev.stop();
+
+    // The retry falls due while the Worker runs on settings it refuses to serve.
+    dev = await startWranglerDev(stateDir, port, { ...good, TENANT_SETTINGS: "{broken" }, 500);
+    const refused = await fetch(`${dev.base}/healthz`);
+    expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await refused.json()) as { detail: string }).detail).toContain("TENANT_SETTINGS");
+    await sleep(3000);
+    expect(host.bodies).toHaveLength(1);
+    await dev.stop();
+
+    dev = await startWranglerDev(stateDir, port, good);
+    await until(
+      async () => host?.bodies.length ?? 0,
+      (count) => count === 2,
+    );
+    const [first, second] = host.bodies.map((body) => JSON.parse(body));
+    expect(second).toMatchObject({ tenant: "default", session_id: sid });
+    expect(second.resume_id).toBe(first.resume_id);
+    const view = await api(dev.base, "GET", `/v1/sessions/${sid}`);
+    expect(view.body.resume).toMatchObject({ state: "delivered", attempts: 2 });
   });
 });
