@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 
 // Local test values only; production settings come from `wrangler secret put`.
 const TEST_BINDINGS = {
-  AGENT_TOKENS: "test-agent-token,second-agent-token,acme:acme-agent-token,globex:globex-agent-token",
+  AGENT_TOKENS:
+    "test-agent-token,second-agent-token,acme:acme-agent-token,globex:globex-agent-token",
   CALLBACK_SECRETS: "test-callback-secret-new,test-callback-secret-old",
   RESUME_SIGNING_SECRET: "whsec_dGVzdC1yZXN1bWUtc2lnbmluZy1zZWNyZXQtMDEyMzQ1Njc4OQ==",
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",

@@ -24,6 +24,11 @@ for (const name of REQUIRED) {
   if (new RegExp(`^\\s*${name}\\s*=`, "m").test(toml))
     refuse(`${name} must not be in wrangler.toml [vars]`);
 }
+// The loopback resume allowlist is for local runs (.dev.vars.example); production allows only the
+// agent hosts it names.
+const loopback = /(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)/i;
+const vars = toml.split(/^\[vars\]\s*$/m)[1]?.split(/^\s*\[/m)[0] ?? "";
+if (loopback.test(vars)) refuse("wrangler.toml [vars] names a loopback origin");
 for (const [name, value] of devValues) {
   if (process.env[name] === value) refuse(`${name} in this shell is the local development value`);
 }

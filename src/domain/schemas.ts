@@ -2,8 +2,12 @@
 // The HTTP layer validates with these and the OpenAPI document is generated from them.
 import { z } from "zod";
 
-export const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-export const idSchema = z.string().regex(ID_PATTERN, "1-128 characters of [A-Za-z0-9._:-]");
+// `.` and `..` fit the charset but are dot segments: a URL parser removes them from a path, so no
+// client could reach /v1/sessions/../… nor a runner the callback URL of a handle `..`.
+export const ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._:-]{1,128}$/;
+export const idSchema = z
+  .string()
+  .regex(ID_PATTERN, "1-128 characters of [A-Za-z0-9._:-], not . or .. (a URL cannot carry them)");
 
 const metadataSchema = z.record(z.string(), z.unknown());
 
@@ -48,15 +52,47 @@ export const JOB_STATUSES = ["running", "completed", "failed", "killed", "lost"]
 export const TERMINAL_STATUSES = ["completed", "failed", "killed", "lost"] as const;
 export const ENDED_BY = ["process", "runner_timeout", "runner_shutdown", "kill_request"] as const;
 
-export const completionBody = z.strictObject({
-  status: z.enum(TERMINAL_STATUSES),
-  exit_code: z.int().min(-2147483648).max(2147483647).nullable(),
-  output: z.string(),
-  output_truncated: z.boolean().default(false),
-  output_bytes_total: z.int().min(0).optional(),
-  ended_by: z.enum(ENDED_BY).optional(),
-  observed: z.boolean().default(false),
-});
+/** Room for the runner's own text in a truncated output (a cut marker such as "…[N bytes omitted]…"). */
+export const CUT_MARKER_ALLOWANCE_BYTES = 256;
+const REPLACEMENT_CHARACTER = /\uFFFD/g;
+
+/**
+ * The raw bytes an output stands for, at least and at most. `output_bytes_total` counts what the
+ * command wrote; the output is its UTF-8 text, where each undecodable run of 1–3 bytes is one
+ * U+FFFD (3 bytes of UTF-8), so only the replacement characters make the two counts differ.
+ */
+function rawBytesRange(output: string): { min: number; max: number } {
+  const max = new TextEncoder().encode(output).byteLength;
+  const replaced = output.match(REPLACEMENT_CHARACTER)?.length ?? 0;
+  return { min: max - 2 * replaced, max };
+}
+
+export const completionBody = z
+  .strictObject({
+    status: z.enum(TERMINAL_STATUSES),
+    exit_code: z.int().min(-2147483648).max(2147483647).nullable(),
+    output: z.string(),
+    output_truncated: z.boolean().default(false),
+    output_bytes_total: z.int().min(0).optional(),
+    ended_by: z.enum(ENDED_BY).optional(),
+    observed: z.boolean().default(false),
+  })
+  .superRefine((body, issues) => {
+    const total = body.output_bytes_total;
+    if (total === undefined) return;
+    const { min, max } = rawBytesRange(body.output);
+    // A whole output is exactly what was written; a cut one is a part of it plus a marker.
+    const problem = body.output_truncated
+      ? total < min - CUT_MARKER_ALLOWANCE_BYTES
+        ? `is ${total}; a truncated output of ${min} bytes stands for at least ${min - CUT_MARKER_ALLOWANCE_BYTES}`
+        : null
+      : total < min || total > max
+        ? `is ${total}, but the untruncated output is ${min === max ? `${max} bytes` : `${min}-${max} bytes`}`
+        : null;
+    if (problem !== null) {
+      issues.addIssue({ code: "custom", path: ["output_bytes_total"], message: problem });
+    }
+  });
 
 export const claimBody = z.strictObject({
   max: z.int().min(1).max(128).default(16),

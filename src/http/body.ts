@@ -57,6 +57,26 @@ export async function readBodyBytes(request: Request): Promise<BodyRead> {
 const isJsonType = (type: string): boolean =>
   /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type);
 
+const UTF8_LABELS = new Set(["utf-8", "utf8"]);
+
+/**
+ * The charsets a content type declares that are not UTF-8 (RFC 8259 JSON is UTF-8 only). Reading a
+ * body declared as UTF-16 as if it were UTF-8 would store other text than the client sent.
+ */
+function foreignCharsets(type: string): string[] {
+  const foreign: string[] = [];
+  for (const parameter of type.split(";").slice(1)) {
+    const separator = parameter.indexOf("=");
+    if (separator < 0 || parameter.slice(0, separator).trim().toLowerCase() !== "charset") continue;
+    const value = parameter
+      .slice(separator + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1");
+    if (!UTF8_LABELS.has(value.toLowerCase())) foreign.push(value || "(empty)");
+  }
+  return foreign;
+}
+
 /** V8 names a position for most syntax errors; for a truncated body the position is its end. */
 function syntaxDetail(error: unknown, text: string): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -107,6 +127,16 @@ export async function jsonBody<S extends z.ZodType>(
       response: problem(
         "unsupported_media_type",
         `expected content-type application/json, got ${type || "none"}`,
+      ),
+    };
+  }
+  const charsets = foreignCharsets(type);
+  if (charsets.length > 0) {
+    return {
+      ok: false,
+      response: problem(
+        "unsupported_media_type",
+        `JSON bodies are UTF-8; got charset=${charsets.join(", charset=")}`,
       ),
     };
   }

@@ -22,6 +22,33 @@ export function signWebhook(
 
 export type DeliveryOutcome = { delivered: true } | { delivered: false; error: string };
 
+/** The most of an answer's body read before it is cancelled: hosts answer with a few bytes. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+const isTimeout = (error: unknown): boolean =>
+  error instanceof Error && error.name === "TimeoutError";
+const messageOf = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).slice(0, 200);
+
+/**
+ * Reads the answer to its end, within the request's timeout. A host whose connection breaks
+ * before its body ends may have crashed while answering, so that answer does not count as
+ * delivered; a body beyond the bound is cancelled and its status stands.
+ */
+async function readAnswer(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  if (body === null) return;
+  const reader = body.getReader();
+  for (let total = 0; ; ) {
+    const chunk = await reader.read();
+    if (chunk.done) return;
+    total += chunk.value.byteLength;
+    if (total > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return;
+    }
+  }
+}
+
 export async function postResume(
   url: string,
   payload: ResumePayload,
@@ -32,8 +59,9 @@ export async function postResume(
     return { delivered: false, error: "RESUME_SIGNING_SECRET is not set" };
   const body = JSON.stringify(payload);
   const timestamp = Math.floor(nowMs / 1000);
+  let response: Response;
   try {
-    const response = await fetch(url, {
+    response = await fetch(url, {
       method: "POST",
       redirect: "manual",
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
@@ -45,13 +73,20 @@ export async function postResume(
       },
       body,
     });
-    await response.body?.cancel();
-    if (response.status >= 200 && response.status < 300) return { delivered: true };
-    return { delivered: false, error: `agent host answered ${response.status}` };
   } catch (error) {
-    if (error instanceof Error && error.name === "TimeoutError")
-      return { delivered: false, error: "timed out after 10 s" };
-    const message = error instanceof Error ? error.message : String(error);
-    return { delivered: false, error: `network error: ${message.slice(0, 200)}` };
+    if (isTimeout(error)) return { delivered: false, error: "timed out after 10 s" };
+    return { delivered: false, error: `network error: ${messageOf(error)}` };
   }
+  const ok = response.status >= 200 && response.status < 300;
+  try {
+    await readAnswer(response.body);
+  } catch (error) {
+    const broken = isTimeout(error)
+      ? "did not finish its body within 10 s"
+      : `broke off its body (${messageOf(error)})`;
+    return { delivered: false, error: `agent host answered ${response.status} but ${broken}` };
+  }
+  return ok
+    ? { delivered: true }
+    : { delivered: false, error: `agent host answered ${response.status}` };
 }

@@ -1,0 +1,115 @@
+// A real agent host that answers a resume with 200 headers and then drops the connection in the
+// middle of its body, under the real wrangler dev: that answer must count as a failed attempt.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+
+/** Polls the session view until `accept` holds (the deadline only bounds a broken run). */
+async function viewWhen(base: string, sid: string, accept: (view: any) => boolean) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const view = (await api(base, "GET", `/v1/sessions/${sid}`)).body;
+    if (accept(view)) return view;
+    if (Date.now() > deadline) throw new Error(`view never matched: ${JSON.stringify(view)}`);
+    await sleep(50);
+  }
+}
+
+/** Breaks off every answer after its headers and a first chunk until `recover()` is called. */
+async function startBreakingHost() {
+  const received: { webhookId: string; broken: boolean }[] = [];
+  let breaking = true;
+  const server: Server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      received.push({ webhookId: String(request.headers["webhook-id"]), broken: breaking });
+      if (!breaking) {
+        response.writeHead(200).end("ok");
+        return;
+      }
+      // No content-length: the body is chunked, so the client sees it end without its last chunk.
+      response.writeHead(200, { "content-type": "text/plain" });
+      response.write("accepted, now crashing");
+      setTimeout(() => response.socket?.destroy(), 100);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return {
+    url: `http://127.0.0.1:${address.port}/resume`,
+    received,
+    recover: () => {
+      breaking = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe("an agent host that drops the connection mid-answer", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-broken-host-"));
+  let host: Awaited<ReturnType<typeof startBreakingHost>>;
+  let dev: WranglerDev;
+
+  beforeAll(async () => {
+    host = await startBreakingHost();
+    dev = await startWranglerDev(stateDir, await freePort(), {
+      RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
+    });
+  });
+
+  afterAll(async () => {
+    await dev?.stop();
+    await host?.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it("gets a failed attempt with a clear last_error, and the same resume is delivered on retry", async () => {
+    const sid = `broken-host-${Date.now()}`;
+    expect(
+      (await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url })).status,
+    ).toBe(201);
+    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h",
+      command: "true",
+    });
+    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
+    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
+      waiting_for: ["h"],
+    });
+    const completed = await api(
+      dev.base,
+      "POST",
+      new URL(reserved.body.callback.url).pathname,
+      { status: "completed", exit_code: 0, output: "done" },
+      reserved.body.callback.token,
+    );
+    expect(completed.body.disposition).toBe("resume_scheduled");
+
+    // Each broken answer is recorded as a failure; the resume stays due, not delivered.
+    const failing = await viewWhen(dev.base, sid, (view) => Boolean(view.resume?.last_error));
+    expect(failing.status).toBe("resuming");
+    expect(failing.resume).toMatchObject({ state: "scheduled", delivered_at: null });
+    expect(failing.resume.attempts).toBeGreaterThanOrEqual(1);
+    expect(failing.resume.last_error).toMatch(/^agent host answered 200 but broke off its body/);
+
+    host.recover();
+    const delivered = await viewWhen(dev.base, sid, (view) => view.resume?.state === "delivered");
+    expect(delivered.resume.last_error).toBeNull();
+    expect(delivered.resume.attempts).toBe(host.received.length);
+    expect(host.received.length).toBeGreaterThanOrEqual(2);
+    expect(host.received.at(-1)?.broken).toBe(false);
+    expect(host.received.filter((entry) => entry.broken).length).toBeGreaterThanOrEqual(1);
+    expect(new Set(host.received.map((entry) => entry.webhookId))).toEqual(
+      new Set([delivered.resume.resume_id]),
+    );
+  });
+});

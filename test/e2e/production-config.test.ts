@@ -1,0 +1,50 @@
+// What `wrangler deploy` would ship: the [vars] of wrangler.toml are deployed as they are, so local
+// conveniences (a loopback resume allowlist) belong in .dev.vars.example, which only local runs load.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { devVar } from "../../scripts/lib/local-stack";
+import { readConfig } from "../../src/domain/config";
+
+/** The `[vars]` table of wrangler.toml as written: `KEY = "value"` lines up to the next table. */
+function deployedVars(): Record<string, string> {
+  const toml = readFileSync("wrangler.toml", "utf8");
+  const start = toml.search(/^\[vars\]\s*$/m);
+  if (start < 0) return {};
+  const table = toml.slice(start).split("\n").slice(1);
+  const end = table.findIndex((line) => /^\s*\[/.test(line));
+  const vars: Record<string, string> = {};
+  for (const line of end < 0 ? table : table.slice(0, end)) {
+    const entry = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"([^"]*)"/.exec(line);
+    if (entry?.[1] !== undefined) vars[entry[1]] = entry[2] ?? "";
+  }
+  return vars;
+}
+
+const LOOPBACK = /(?:^|[/,\s])(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?:[:/,\s]|$)/i;
+
+describe("the deployed configuration", () => {
+  it("wrangler.toml [vars] names no loopback origin", () => {
+    const vars = deployedVars();
+    expect(Object.keys(vars).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(vars)) {
+      expect(LOOPBACK.test(value), `${name} = "${value}"`).toBe(false);
+    }
+  });
+
+  it("the loopback check recognises the origins it must refuse", () => {
+    for (const value of [
+      "http://127.0.0.1:*",
+      "https://hooks.example,http://localhost:*",
+      "http://[::1]:8080",
+      "http://0.0.0.0:*",
+    ]) {
+      expect(LOOPBACK.test(value), value).toBe(true);
+    }
+    expect(LOOPBACK.test("https://hooks.example.com,https://agents.example:8443")).toBe(false);
+  });
+
+  it("local runs get the loopback allowlist from .dev.vars.example, production none of it", () => {
+    expect(devVar("RESUME_URL_ALLOWLIST")).toBe("http://127.0.0.1:*,http://localhost:*");
+    expect(readConfig(deployedVars()).resumeUrlAllowlist).not.toContain("http://127.0.0.1:*");
+  });
+});

@@ -1,0 +1,83 @@
+// A request that needs no state must leave none: the health check and every request for a session
+// that does not exist keep the object's storage exactly as a never-asked object's (issue 9).
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, stubOf, uniqueId } from "../support/api";
+
+/** What a client could find of an object's storage: its tables, their rows, its alarm, its size. */
+const footprint = (name: string) =>
+  runInDurableObject(stubOf(name), async (_instance, state) => {
+    const tables = state.storage.sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .toArray()
+      .map((row) => row.name);
+    return {
+      tables,
+      alarm: await state.storage.getAlarm(),
+      databaseBytes: state.storage.sql.databaseSize,
+    };
+  });
+
+const UNKNOWN_SESSION_REQUESTS: [string, (sid: string) => string, unknown?][] = [
+  ["GET", (sid) => `/v1/sessions/${sid}`],
+  ["DELETE", (sid) => `/v1/sessions/${sid}`],
+  ["GET", (sid) => `/v1/sessions/${sid}/messages`],
+  ["POST", (sid) => `/v1/sessions/${sid}/messages`, { role: "user", content: "hi" }],
+  ["GET", (sid) => `/v1/sessions/${sid}/exec-jobs`],
+  ["GET", (sid) => `/v1/sessions/${sid}/exec-jobs/h1`],
+  ["POST", (sid) => `/v1/sessions/${sid}/exec-jobs`, { handle: "h1", command: "ls" }],
+  ["GET", (sid) => `/v1/sessions/${sid}/inbox`],
+  ["POST", (sid) => `/v1/sessions/${sid}/inbox/claim`, {}],
+  ["POST", (sid) => `/v1/sessions/${sid}/inbox/ack`, { ids: ["x"] }],
+  ["POST", (sid) => `/v1/sessions/${sid}/runs`, {}],
+  ["POST", (sid) => `/v1/sessions/${sid}/runs/r1/finish`],
+  ["POST", (sid) => `/v1/sessions/${sid}/runs/r1/suspend`, { waiting_for: ["h1"] }],
+  ["GET", (sid) => `/v1/sessions/${sid}/runs/r1/notifications`],
+];
+
+describe("requests that need no state leave no storage", () => {
+  it("an object nobody wrote to has no table of ours, no alarm and a fixed size (the baseline)", async () => {
+    const baseline = await footprint(uniqueId("never-asked"));
+    expect(baseline.tables.filter((table) => !table.startsWith("_cf_"))).toEqual([]);
+    expect(baseline.alarm).toBeNull();
+  });
+
+  it.each(UNKNOWN_SESSION_REQUESTS)(
+    "%s on an unknown session answers 404 and leaves its object as never asked",
+    async (method, path, body) => {
+      const baseline = await footprint(uniqueId("never-asked"));
+      const sid = uniqueId("unknown");
+      for (let round = 0; round < 2; round += 1) {
+        const answer = await call(method, path(sid), { body });
+        expect(answer.status).toBe(404);
+        expect(answer.body.code).toBe("not_found");
+      }
+      expect(await footprint(sid)).toEqual(baseline);
+    },
+  );
+
+  it("GET /healthz/object leaves the object it pings as never asked", async () => {
+    const baseline = await footprint(uniqueId("never-asked"));
+    for (let round = 0; round < 3; round += 1) {
+      expect((await call("GET", "/healthz/object", { token: null })).body).toEqual({ ok: true });
+    }
+    expect(await footprint("_healthz")).toEqual(baseline);
+  });
+
+  it("a created session does leave storage, so the check above can see it", async () => {
+    const baseline = await footprint(uniqueId("never-asked"));
+    const sid = uniqueId("created");
+    expect((await call("POST", "/v1/sessions", { body: { id: sid } })).status).toBe(201);
+    const created = await footprint(sid);
+    expect(created.tables).toContain("_migrations");
+    expect(created.databaseBytes).toBeGreaterThan(baseline.databaseBytes);
+  });
+
+  it("a deleted session leaves its object as never asked", async () => {
+    const baseline = await footprint(uniqueId("never-asked"));
+    const sid = uniqueId("deleted");
+    expect((await call("POST", "/v1/sessions", { body: { id: sid } })).status).toBe(201);
+    expect((await call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect(await footprint(sid)).toEqual(baseline);
+  });
+});
