@@ -1,23 +1,58 @@
-// Starts the reference exec runner: `npm run runner`. Settings come from the environment.
+// Starts the reference exec runner: `npm run runner`. Settings come from the environment (settings.ts).
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { serve } from "@hono/node-server";
+import { childEnvironment } from "./src/child-env";
 import { Runner } from "./src/runner";
 import { runnerApp } from "./src/server";
+import { readSettings } from "./src/settings";
 
-const port = Number(process.env.RUNNER_PORT ?? 8788);
-const host = process.env.RUNNER_HOST ?? "127.0.0.1";
-// The default token is for loopback development only, like exec-inbox's .dev.vars.example.
-const tokens = (process.env.RUNNER_TOKENS ?? "dev-runner-token").split(",").filter(Boolean);
-const runner = new Runner({ stateDir: process.env.RUNNER_STATE_DIR ?? ".runner-state" });
+const read = readSettings(process.env, homedir());
+if (!read.ok) {
+  console.error(`[runner] not starting: ${read.error}`);
+  process.exit(2);
+}
+const settings = read.settings;
+if (!process.env.RUNNER_STATE_DIR && existsSync(".runner-state/callbacks.jsonl")) {
+  // Earlier versions kept the journal here, where commands could read it; owed callbacks stay in it.
+  console.error(
+    `[runner] warning: ./.runner-state holds an old journal; to resend what it owes, start once with RUNNER_STATE_DIR=.runner-state, then delete it. Journal now in ${settings.stateDir}`,
+  );
+}
+const CALLBACK_GRACE_MS = 5000;
+const runner = new Runner({
+  stateDir: settings.stateDir,
+  childEnv: childEnvironment(process.env, settings.childEnvNames),
+  killGraceMs: settings.killGraceMs,
+  retentionMs: settings.retentionMs,
+  callbackGiveUpMs: settings.callbackGiveUpMs,
+});
 runner.recover();
 
-const server = serve({ fetch: runnerApp(runner, tokens).fetch, port, hostname: host }, (info) => {
-  console.log(`[runner] listening on http://${host}:${info.port}`);
-});
+const { host, port } = settings;
+const server = serve(
+  { fetch: runnerApp(runner, settings.tokens).fetch, port, hostname: host },
+  (info) => {
+    console.log(`[runner] listening on http://${host}:${info.port}`);
+  },
+);
 
-async function stop(): Promise<void> {
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  // A second Ctrl-C must not kill the runner before it has ended its process groups.
+  if (stopping) return console.log(`[runner] ${signal}: already stopping`);
+  stopping = true;
+  console.log(`[runner] ${signal}: ending process groups, then exiting`);
+  // Whatever hangs (an unkillable process, a stuck socket), the runner still exits: what is owed
+  // is in the journal. Groups get 2 × grace (SIGTERM, SIGKILL, stop waiting on pipes).
+  const deadline = 2 * settings.killGraceMs + CALLBACK_GRACE_MS + 2000;
+  setTimeout(() => {
+    console.error(`[runner] shutdown passed its ${deadline} ms deadline; exiting anyway`);
+    process.exit(1);
+  }, deadline).unref();
   server.close();
-  await runner.close();
+  await runner.close(CALLBACK_GRACE_MS);
   process.exit(0);
 }
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
+process.on("SIGTERM", () => void stop("SIGTERM"));
+process.on("SIGINT", () => void stop("SIGINT"));

@@ -1,24 +1,29 @@
-// The runner's on-disk journal of armed callbacks and computed results (JSON lines, fsynced).
-// Replaying it after a restart tells which completions still have to be sent.
+// The runner's on-disk journal of handed-out ids, armed callbacks and computed results (JSON lines,
+// fsynced, owner-only). Replaying it after a restart tells which completions are still owed.
 import {
   appendFileSync,
+  chmodSync,
   closeSync,
   existsSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
+  renameSync,
+  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { CompletionBody } from "./completion";
 
+/** Persisted shape (one JSON object per line); evolve by adding types or optional fields. */
 export type JournalRecord =
+  | { type: "ids"; through: number; at: number }
   | { type: "armed"; session_id: string; url: string; token: string; command: string; at: number }
   | { type: "result"; session_id: string; body: CompletionBody; at: number }
   | {
       type: "done";
       session_id: string;
-      outcome: "delivered" | "refused";
+      outcome: "delivered" | "refused" | "abandoned";
       status: number;
       at: number;
     };
@@ -29,64 +34,151 @@ export interface PendingCallback {
   readonly token: string;
   readonly command: string;
   readonly body: CompletionBody | null;
+  /** When the result was recorded (else armed): the give-up window counts from here. */
+  readonly since: number;
 }
+
+/** Ids are reserved in blocks: one fsync per block, and a crash can only skip ids, never reuse one. */
+const ID_BLOCK = 100;
+const FIRST_ID = 1000;
+/** Past this many appended bytes the journal is rewritten with only what is still owed. */
+const COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
 
 export class Journal {
   private readonly file: string;
+  private readonly pendingById = new Map<string, PendingCallback>();
+  private lastId = FIRST_ID;
+  private reservedThrough = FIRST_ID;
+  private appendedBytes = 0;
 
-  constructor(dir: string) {
+  constructor(
+    private readonly dir: string,
+    log: (line: string) => void = () => {},
+  ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // mkdir's mode is ignored for a directory that already exists: enforce it.
+    chmodSync(dir, 0o700);
     this.file = join(dir, "callbacks.jsonl");
+    const { records, skipped } = readRecords(this.file);
+    if (skipped > 0) log(`journal: skipped ${skipped} torn or unreadable line(s)`);
+    for (const record of records) this.fold(record);
+    this.lastId = this.reservedThrough;
+    // Rewriting on open drops a torn last line (a crash mid-write) so the next record starts a line.
+    this.compact();
+  }
+
+  /** The next process id, journaled before the process exists. */
+  nextSessionId(): string {
+    this.lastId += 1;
+    if (this.lastId > this.reservedThrough) {
+      this.append({ type: "ids", through: this.lastId + ID_BLOCK - 1, at: Date.now() });
+    }
+    return String(this.lastId);
   }
 
   append(record: JournalRecord): void {
-    // The journal holds callback tokens: owner-only, and on disk before anything is sent.
+    const line = `${JSON.stringify(record)}\n`;
     const fd = openSync(this.file, "a", 0o600);
     try {
-      appendFileSync(fd, `${JSON.stringify(record)}\n`);
+      appendFileSync(fd, line);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.fold(record);
+    this.appendedBytes += Buffer.byteLength(line);
+    if (this.appendedBytes > COMPACT_AFTER_BYTES) this.compact();
+  }
+
+  /** Callbacks armed but not yet delivered, refused or abandoned, with their result if computed. */
+  pending(): PendingCallback[] {
+    return [...this.pendingById.values()];
+  }
+
+  /** Keeps a result nobody took where an operator can resend it by hand. */
+  deadLetter(pending: PendingCallback, body: CompletionBody, reason: string): void {
+    const fd = openSync(join(this.dir, "dead-letter.jsonl"), "a", 0o600);
+    try {
+      const entry = { ...pending, body, reason, at: Date.now() };
+      appendFileSync(fd, `${JSON.stringify(entry)}\n`);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
   }
 
-  records(): JournalRecord[] {
-    if (!existsSync(this.file)) return [];
-    return readFileSync(this.file, "utf8")
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as JournalRecord];
-        } catch {
-          return []; // A line torn by a crash mid-write is skipped; its callback was not sent yet.
-        }
-      });
-  }
-
-  /** Callbacks armed but not yet delivered or refused, with their result when one was computed. */
-  pending(): PendingCallback[] {
-    const byId = new Map<string, PendingCallback>();
-    for (const record of this.records()) {
-      if (record.type === "armed") {
-        byId.set(record.session_id, {
+  private fold(record: JournalRecord): void {
+    switch (record.type) {
+      case "ids":
+        this.reservedThrough = Math.max(this.reservedThrough, record.through);
+        return;
+      case "armed":
+        this.reservedThrough = Math.max(this.reservedThrough, Number(record.session_id) || 0);
+        this.pendingById.set(record.session_id, {
           sessionId: record.session_id,
           url: record.url,
           token: record.token,
           command: record.command,
           body: null,
+          since: record.at,
         });
-      } else if (record.type === "result") {
-        const armed = byId.get(record.session_id);
-        if (armed) byId.set(record.session_id, { ...armed, body: record.body });
-      } else {
-        byId.delete(record.session_id);
+        return;
+      case "result": {
+        const armed = this.pendingById.get(record.session_id);
+        if (armed)
+          this.pendingById.set(record.session_id, {
+            ...armed,
+            body: record.body,
+            since: record.at,
+          });
+        return;
       }
+      case "done":
+        this.pendingById.delete(record.session_id);
+        return;
     }
-    return [...byId.values()];
   }
 
-  highestSessionId(): number {
-    return this.records().reduce((max, record) => Math.max(max, Number(record.session_id) || 0), 0);
+  /** Writes what is still owed to a new file, then renames it over the old one (atomic on POSIX). */
+  private compact(): void {
+    const lines: JournalRecord[] = [{ type: "ids", through: this.reservedThrough, at: Date.now() }];
+    for (const pending of this.pendingById.values()) {
+      const { sessionId, url, token, command, body, since } = pending;
+      lines.push({ type: "armed", session_id: sessionId, url, token, command, at: since });
+      if (body !== null) lines.push({ type: "result", session_id: sessionId, body, at: since });
+    }
+    const next = `${this.file}.next`;
+    const fd = openSync(next, "w", 0o600);
+    try {
+      writeFileSync(fd, lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    chmodSync(next, 0o600);
+    renameSync(next, this.file);
+    const dirFd = openSync(this.dir, "r");
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+    this.appendedBytes = 0;
   }
+}
+
+function readRecords(file: string): { records: JournalRecord[]; skipped: number } {
+  if (!existsSync(file)) return { records: [], skipped: 0 };
+  const records: JournalRecord[] = [];
+  let skipped = 0;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      records.push(JSON.parse(line) as JournalRecord);
+    } catch {
+      // A line torn by a crash mid-write: its callback was not armed (no 202) or not yet sent.
+      skipped += 1;
+    }
+  }
+  return { records, skipped };
 }

@@ -1,7 +1,10 @@
 // Owns the runner's child processes: spawn in a shell, collect output, wait with a yield window,
-// write stdin, and keep an exited process readable. Reporting exits to exec-inbox is left to the runner.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+// write stdin, kill, and keep an exited process readable until it is pruned. Reporting exits to
+// exec-inbox, and deciding when a process may be pruned, is left to the runner.
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { childEnvironment } from "./child-env";
 import { OutputBuffer } from "./output-buffer";
+import { endGroup, spawnInGroup } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;
 export const DEFAULT_YIELD_MS = 10_000;
@@ -39,6 +42,7 @@ export interface ManagedProcess {
   readonly startedAt: number;
   readonly full: OutputBuffer;
   exit: Exit | null;
+  endedAt: number | null;
   /** True once a tool answer has shown the model this process's exit. */
   exitReported: boolean;
   killRequested: boolean;
@@ -50,16 +54,31 @@ export interface ManagedProcess {
 
 export class TooManyProcesses extends Error {}
 export class UnknownProcess extends Error {}
+export class ShuttingDown extends Error {}
+
+export interface ProcessTableOptions {
+  /** Hands out process ids; the runner's journals them so none is ever reused. */
+  readonly nextId?: () => string;
+  /** The commands' whole environment (default: the allow-list of child-env.ts). */
+  readonly env?: Record<string, string>;
+  readonly killGraceMs?: number;
+}
 
 const exitCodeOf = (exit: Exit): number | null => (exit.kind === "exited" ? exit.exitCode : null);
 
 export class ProcessTable {
   private readonly processes = new Map<string, ManagedProcess>();
   private readonly exitListeners: Array<(process: ManagedProcess) => void> = [];
+  private readonly nextId: () => string;
+  private readonly env: Record<string, string>;
+  private readonly killGraceMs: number;
+  private closed = false;
 
-  /** Ids continue after `lastId` so a restarted runner never reuses a handle it journaled. */
-  constructor(private nextId = 1000) {
-    this.nextId = Math.max(1000, nextId);
+  constructor(options: ProcessTableOptions = {}) {
+    let counter = 1000;
+    this.nextId = options.nextId ?? (() => String(++counter));
+    this.env = options.env ?? childEnvironment(process.env);
+    this.killGraceMs = options.killGraceMs ?? 2000;
   }
 
   onExit(listener: (process: ManagedProcess) => void): void {
@@ -80,17 +99,23 @@ export class ProcessTable {
     return this.processes.has(sessionId);
   }
 
+  /** Every process still held, running or exited. */
+  all(): ManagedProcess[] {
+    return [...this.processes.values()];
+  }
+
+  /** Forgets an exited process and its output; a later call for its id is not found. */
+  remove(sessionId: string): void {
+    if (this.processes.get(sessionId)?.exit !== null) this.processes.delete(sessionId);
+  }
+
   start(command: string, workdir: string | undefined): ManagedProcess {
+    if (this.closed) throw new ShuttingDown("the runner is shutting down");
     if (this.liveCount >= MAX_LIVE_PROCESSES) {
       throw new TooManyProcesses(`at most ${MAX_LIVE_PROCESSES} processes may run at once`);
     }
-    this.nextId += 1;
-    const sessionId = String(this.nextId);
-    const child = spawn("/bin/bash", ["-c", command], {
-      cwd: workdir,
-      env: { ...process.env, NO_COLOR: "1", TERM: "dumb" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const sessionId = this.nextId();
+    const child = spawnInGroup(command, workdir, this.env);
     const managed: ManagedProcess = {
       sessionId,
       command,
@@ -98,6 +123,7 @@ export class ProcessTable {
       full: new OutputBuffer(FULL_HEAD_BYTES, FULL_TAIL_BYTES),
       unread: new OutputBuffer(FULL_HEAD_BYTES, FULL_TAIL_BYTES),
       exit: null,
+      endedAt: null,
       exitReported: false,
       killRequested: false,
       finalAnswer: null,
@@ -123,6 +149,7 @@ export class ProcessTable {
         );
       }).then((exit) => {
         managed.exit = exit;
+        managed.endedAt = Date.now();
         for (const listener of this.exitListeners) listener(managed);
         return exit;
       }),
@@ -196,17 +223,33 @@ export class ProcessTable {
     return this.answer(process, startedAt, input.max_output_tokens);
   }
 
-  kill(sessionId: string): void {
+  /** Ends the process's whole group (the model asked); false when it had already exited. */
+  kill(sessionId: string): boolean {
     const process = this.get(sessionId);
-    if (process.exit !== null || process.child === null) return;
+    if (process.exit !== null || process.child === null) return false;
     process.killRequested = true;
-    process.child.kill("SIGKILL");
+    this.end(process);
+    return true;
   }
 
-  /** Kills every live process (runner shutdown); their exits are reported by the listeners. */
+  /** The answer after a kill: waits for the exit, bounded by the kill's own escalation. */
+  async killed(sessionId: string, maxOutputTokens?: number): Promise<ToolAnswer> {
+    const startedAt = Date.now();
+    const process = this.get(sessionId);
+    await this.waitUpTo(process, 3 * this.killGraceMs);
+    return this.answer(process, startedAt, maxOutputTokens);
+  }
+
+  /** Refuses new processes and ends every live group; their exits reach the listeners. */
   async shutdown(): Promise<void> {
+    this.closed = true;
     const live = [...this.processes.values()].filter((process) => process.exit === null);
-    for (const process of live) process.child?.kill("SIGKILL");
+    for (const process of live) this.end(process);
     await Promise.all(live.map((process) => process.exited));
+  }
+
+  private end(process: ManagedProcess): void {
+    if (process.child === null) return;
+    endGroup(process.child, () => process.exit !== null, this.killGraceMs);
   }
 }

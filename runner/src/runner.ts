@@ -1,12 +1,8 @@
-// The reference exec runner: the process table, the callback journal and the sender, wired together.
-// HTTP is left to server.ts; process management to process-table.ts.
-import {
-  type CompletionBody,
-  completionFor,
-  lostCompletion,
-  type SendOutcome,
-  sendCompletion,
-} from "./completion";
+// The reference exec runner: the process table, the callback journal and the sender, wired together,
+// and the pruning of exited processes. HTTP is left to server.ts; processes to process-table.ts.
+import { type SendOutcome, sendCompletion } from "./callback-sender";
+import { childEnvironment } from "./child-env";
+import { type CompletionBody, completionFor, lostCompletion } from "./completion";
 import { Journal, type PendingCallback } from "./journal";
 import { type ManagedProcess, ProcessTable } from "./process-table";
 
@@ -15,6 +11,12 @@ export interface RunnerOptions {
   readonly log?: (line: string) => void;
   readonly baseDelayMs?: number;
   readonly maxDelayMs?: number;
+  /** The commands' environment (default: the allow-list of child-env.ts). */
+  readonly childEnv?: Record<string, string>;
+  readonly killGraceMs?: number;
+  /** An exited process is forgotten this long after nothing is owed for it (default 1 h). */
+  readonly retentionMs?: number;
+  readonly callbackGiveUpMs?: number;
 }
 
 interface Armed {
@@ -27,15 +29,27 @@ export class Runner {
   private readonly journal: Journal;
   private readonly armed = new Map<string, Armed>();
   private readonly inFlight = new Map<string, Promise<SendOutcome>>();
+  /** When each armed process's callback was settled (delivered, refused or abandoned). */
+  private readonly settledAt = new Map<string, number>();
   private readonly stopping = new AbortController();
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly retentionMs: number;
   private shuttingDown = false;
   private readonly log: (line: string) => void;
 
   constructor(private readonly options: RunnerOptions) {
     this.log = options.log ?? ((line) => console.log(`[runner] ${line}`));
-    this.journal = new Journal(options.stateDir);
-    this.table = new ProcessTable(this.journal.highestSessionId());
+    this.journal = new Journal(options.stateDir, this.log);
+    this.table = new ProcessTable({
+      nextId: () => this.journal.nextSessionId(),
+      env: options.childEnv ?? childEnvironment(process.env),
+      killGraceMs: options.killGraceMs,
+    });
     this.table.onExit((process) => this.processEnded(process));
+    this.retentionMs = options.retentionMs ?? 3_600_000;
+    const every = Math.min(60_000, Math.max(100, Math.floor(this.retentionMs / 4)));
+    this.sweeper = setInterval(() => this.prune(Date.now()), every);
+    this.sweeper.unref();
   }
 
   /** Resends what the journal says is still owed; processes that died with the runner are `lost`. */
@@ -44,7 +58,10 @@ export class Runner {
       if (this.table.has(pending.sessionId)) continue;
       const body = pending.body ?? this.recordResult(pending.sessionId, lostCompletion());
       this.log(`recovering callback ${pending.sessionId} (${body.status})`);
-      this.dispatch(pending, body);
+      this.dispatch(
+        { ...pending, since: pending.body === null ? Date.now() : pending.since },
+        body,
+      );
     }
   }
 
@@ -63,6 +80,24 @@ export class Runner {
       this.armed.set(sessionId, { url, token });
     }
     if (process.exit !== null) this.report(process);
+  }
+
+  /**
+   * Forgets exited processes `retentionMs` after the later of their exit and the settling of their
+   * callback. One whose completion is armed but unsettled is kept: it may still be pulled.
+   */
+  prune(now: number): void {
+    for (const process of this.table.all()) {
+      if (process.endedAt === null) continue;
+      const armed = this.armed.has(process.sessionId);
+      const settled = this.settledAt.get(process.sessionId);
+      if (armed && settled === undefined) continue;
+      if (now - Math.max(process.endedAt, settled ?? 0) < this.retentionMs) continue;
+      this.table.remove(process.sessionId);
+      this.armed.delete(process.sessionId);
+      this.settledAt.delete(process.sessionId);
+      this.inFlight.delete(process.sessionId);
+    }
   }
 
   private recordResult(sessionId: string, body: CompletionBody): CompletionBody {
@@ -86,6 +121,7 @@ export class Runner {
         token: armed.token,
         command: process.command,
         body,
+        since: Date.now(),
       },
       body,
     );
@@ -93,19 +129,28 @@ export class Runner {
 
   private dispatch(target: PendingCallback, body: CompletionBody): void {
     const sending = sendCompletion(
-      { sessionId: target.sessionId, url: target.url, token: target.token, body },
-      { log: this.log, baseDelayMs: this.options.baseDelayMs, maxDelayMs: this.options.maxDelayMs },
+      { ...target, body },
+      {
+        log: this.log,
+        baseDelayMs: this.options.baseDelayMs,
+        maxDelayMs: this.options.maxDelayMs,
+        giveUpMs: this.options.callbackGiveUpMs,
+      },
       this.stopping.signal,
     ).then((outcome) => {
-      if (outcome.kind !== "stopped") {
-        this.journal.append({
-          type: "done",
-          session_id: target.sessionId,
-          outcome: outcome.kind,
-          status: outcome.status,
-          at: Date.now(),
-        });
+      if (outcome.kind === "stopped") return outcome;
+      // Parked before `done` is journaled: a crash between the two resends rather than loses it.
+      if (outcome.kind === "abandoned") {
+        this.journal.deadLetter(target, outcome.body, `${outcome.status} ${outcome.code}`);
       }
+      this.journal.append({
+        type: "done",
+        session_id: target.sessionId,
+        outcome: outcome.kind,
+        status: outcome.status,
+        at: Date.now(),
+      });
+      this.settledAt.set(target.sessionId, Date.now());
       return outcome;
     });
     this.inFlight.set(target.sessionId, sending);
@@ -116,12 +161,13 @@ export class Runner {
     await Promise.all(this.inFlight.values());
   }
 
+  /** Ends every live group, gives owed callbacks `graceMs`, then leaves the rest to the journal. */
   async close(graceMs = 5000): Promise<void> {
     this.shuttingDown = true;
+    clearInterval(this.sweeper);
     await this.table.shutdown();
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs))]);
-    // Whatever is still unsent stays in the journal for the next start.
     this.stopping.abort();
     await this.idle();
   }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { bearerToken, isAgentToken } from "../../src/auth/agent-token";
 import { jsonBody } from "../../src/http/body";
 import { problem } from "../../src/http/problem";
-import { TooManyProcesses, UnknownProcess } from "./process-table";
+import { ShuttingDown, TooManyProcesses, UnknownProcess } from "./process-table";
 import type { Runner } from "./runner";
 
 const tokens = z.int().min(1).max(1_000_000);
@@ -34,27 +34,42 @@ export const armCallbackBody = z.strictObject({
   token: z.string().min(1).max(4096),
 });
 
+export const killBody = z.strictObject({ max_output_tokens: tokens.optional() });
+
+/** The runner's own codes, outside exec-inbox's closed set. */
+function runnerProblem(status: number, code: string, title: string, detail: string): Response {
+  const body = { type: `https://exec-inbox.dev/problems/${code}`, title, status, detail, code };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/problem+json" },
+  });
+}
+
 function toolError(error: unknown): Response {
-  if (error instanceof UnknownProcess) return problem("not_found", error.message);
+  if (error instanceof UnknownProcess) {
+    return problem(
+      "not_found",
+      `${error.message} (an exited process is forgotten after its retention window, and a runner restart forgets every process)`,
+    );
+  }
   if (error instanceof TooManyProcesses) {
-    const body = {
-      type: "https://exec-inbox.dev/problems/too_many_processes",
-      title: "Too many processes",
-      status: 429,
-      detail: error.message,
-      code: "too_many_processes",
-    };
-    return new Response(JSON.stringify(body), {
-      status: 429,
-      headers: { "content-type": "application/problem+json" },
-    });
+    return runnerProblem(429, "too_many_processes", "Too many processes", error.message);
+  }
+  if (error instanceof ShuttingDown) {
+    return runnerProblem(503, "shutting_down", "Shutting down", error.message);
   }
   throw error;
 }
 
 export function runnerApp(runner: Runner, runnerTokens: readonly string[]): Hono {
   const app = new Hono();
-  app.get("/healthz", (c) => c.json({ ok: true, live_processes: runner.table.liveCount }));
+  app.get("/healthz", (c) =>
+    c.json({
+      ok: true,
+      live_processes: runner.table.liveCount,
+      held_processes: runner.table.all().length,
+    }),
+  );
   app.use("/v1/*", async (c, next) => {
     if (!isAgentToken(bearerToken(c.req.header("authorization")), runnerTokens)) {
       return problem("unauthorized", "missing or invalid runner token");
@@ -88,6 +103,20 @@ export function runnerApp(runner: Runner, runnerTokens: readonly string[]): Hono
     try {
       runner.arm(c.req.param("sessionId"), body.value.url, body.value.token);
       return c.json({ armed: true }, 202);
+    } catch (error) {
+      return toolError(error);
+    }
+  });
+
+  // Ends the process's whole group; its completion then says ended_by "kill_request".
+  app.post("/v1/processes/:sessionId/kill", async (c) => {
+    const body = await jsonBody(c, killBody, { optional: true });
+    if (!body.ok) return body.response;
+    const sessionId = c.req.param("sessionId");
+    try {
+      const killed = runner.table.kill(sessionId);
+      const answer = await runner.table.killed(sessionId, body.value.max_output_tokens);
+      return c.json({ ...answer, killed });
     } catch (error) {
       return toolError(error);
     }

@@ -11,6 +11,7 @@ import {
   type WranglerDev,
   waitFor,
 } from "../../scripts/lib/local-stack";
+import { killAllRunners } from "./runner-process";
 import { runnerCall, startFlakyProxy, startRunnerProcess } from "./support";
 
 describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
@@ -23,6 +24,7 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
     proxy = await startFlakyProxy(dev.base);
   });
   afterAll(async () => {
+    await killAllRunners();
     await proxy?.close();
     await dev?.stop();
     rmSync(root, { recursive: true, force: true });
@@ -174,5 +176,27 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
     });
     expect(Number(another.body.session_id)).toBeGreaterThan(Number(handle));
     await second.kill();
+  });
+
+  it("a kill request is stored by exec-inbox as killed, ended by kill_request, and wakes the session", async () => {
+    const runner = await startRunnerProcess(join(root, "r5"));
+    const started = await runnerCall(runner.base, "/v1/exec_command", {
+      cmd: "sleep 100 | cat",
+      yield_time_ms: 250,
+    });
+    const handle = started.body.session_id;
+    const sid = `kill-${Date.now()}`;
+    const callback = await suspendedJob(sid, handle, "sleep 100 | cat");
+    await runnerCall(runner.base, `/v1/processes/${handle}/callback`, callback);
+    expect((await runnerCall(runner.base, `/v1/processes/${handle}/kill`, {})).status).toBe(200);
+    await waitFor(() => (/callback \d+: accepted/.test(runner.log()) ? true : undefined));
+    expect((await job(sid, handle)).body).toMatchObject({
+      status: "killed",
+      exit_code: null,
+      ended_by: "kill_request",
+    });
+    const session = (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
+    expect(session.resume.reason).toBe("background_exec_completed");
+    await runner.stop();
   });
 });

@@ -1,8 +1,11 @@
-// Helpers for runner tests: a scripted flaky proxy in front of exec-inbox, and the runner as a process.
+// Helpers for runner tests: a scripted flaky proxy in front of exec-inbox, and runner calls.
+// The runner as a real process is in runner-process.ts.
 import { createServer, type Server } from "node:http";
-import { freePort, spawnCollecting, waitForHealthy } from "../../scripts/lib/local-stack";
+import { freePort } from "../../scripts/lib/local-stack";
 
-export const RUNNER_TOKEN = "test-runner-token";
+import { RUNNER_TOKEN } from "./runner-process";
+
+export { RUNNER_TOKEN, type RunnerProcess, startRunnerProcess } from "./runner-process";
 
 export interface ProxyAttempt {
   readonly path: string;
@@ -52,34 +55,6 @@ export async function startFlakyProxy(target: string) {
   };
 }
 
-export interface RunnerProcess {
-  readonly base: string;
-  readonly log: () => string;
-  kill(): Promise<void>;
-}
-
-/** `npm run runner` as its own process group, so SIGKILL takes its children down with it. */
-export async function startRunnerProcess(stateDir: string): Promise<RunnerProcess> {
-  const port = await freePort();
-  const { child, output } = spawnCollecting("node_modules/.bin/tsx", ["runner/main.ts"], {
-    RUNNER_PORT: String(port),
-    RUNNER_STATE_DIR: stateDir,
-    RUNNER_TOKENS: RUNNER_TOKEN,
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealthy(base, child, output, 20_000);
-  return {
-    base,
-    log: output,
-    async kill() {
-      if (child.pid === undefined || child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGKILL");
-      await exited;
-    },
-  };
-}
-
 export async function runnerCall(base: string, path: string, body: unknown) {
   const response = await fetch(`${base}${path}`, {
     method: "POST",
@@ -87,4 +62,57 @@ export async function runnerCall(base: string, path: string, body: unknown) {
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as any };
+}
+
+export async function runnerPoll(base: string, sessionId: string) {
+  return runnerCall(base, "/v1/write_stdin", { session_id: sessionId, yield_time_ms: 250 });
+}
+
+export interface InboxAttempt {
+  readonly path: string;
+  readonly status: number;
+  readonly body: any;
+}
+
+/**
+ * A stand-in for exec-inbox's completion route, for answers the real one cannot be made to give
+ * on demand (404, 422, 401 for a valid token): `answer` picks each status, 202 `accepted` if none.
+ */
+export async function startFakeInbox(
+  answer: (attempt: number, path: string) => number = () => 202,
+) {
+  const attempts: InboxAttempt[] = [];
+  const server: Server = createServer((incoming, outgoing) => {
+    let text = "";
+    incoming.on("data", (chunk) => {
+      text += chunk;
+    });
+    incoming.on("end", () => {
+      const path = incoming.url ?? "/";
+      const status = answer(attempts.filter((a) => a.path === path).length + 1, path);
+      attempts.push({ path, status, body: JSON.parse(text) });
+      const reply =
+        status < 300 ? { outcome: "accepted", generation: 1 } : { code: `scripted_${status}` };
+      outgoing.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(reply));
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    /** A callback URL of this inbox for one job. */
+    url: (handle: string) =>
+      `http://127.0.0.1:${port}/v1/sessions/s/exec-jobs/${handle}/completion`,
+    attempts,
+    of: (handle: string) => attempts.filter((a) => a.path.includes(`/exec-jobs/${handle}/`)),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Polls an async condition (local-stack's waitFor takes a synchronous one). */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

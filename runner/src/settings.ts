@@ -1,0 +1,93 @@
+// Reads the runner's settings from its environment and refuses unsafe ones before anything starts.
+// Printing the refusal and exiting is left to main.ts.
+import { join } from "node:path";
+
+export const DEV_RUNNER_TOKEN = "dev-runner-token";
+
+export interface RunnerSettings {
+  readonly port: number;
+  readonly host: string;
+  readonly tokens: readonly string[];
+  readonly stateDir: string;
+  /** Names passed to commands beyond the allow-list of child-env.ts. */
+  readonly childEnvNames: readonly string[];
+  /** How long an exited process stays readable once nothing is owed for it. */
+  readonly retentionMs: number;
+  /** SIGTERM → SIGKILL delay when a process group is ended. */
+  readonly killGraceMs: number;
+  /** How long a doubtful refusal (401, 404, 422…) is retried before the result is parked. */
+  readonly callbackGiveUpMs: number;
+}
+
+export type SettingsResult =
+  | { readonly ok: true; readonly settings: RunnerSettings }
+  | { readonly ok: false; readonly error: string };
+
+const HOUR = 3_600_000;
+
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
+/** `$XDG_STATE_HOME/exec-inbox-runner`, else `~/.local/state/exec-inbox-runner`: never the workdir. */
+export function defaultStateDir(env: NodeJS.ProcessEnv, home: string): string {
+  const base = env.XDG_STATE_HOME?.startsWith("/")
+    ? env.XDG_STATE_HOME
+    : join(home, ".local/state");
+  return join(base, "exec-inbox-runner");
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number | string {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) && value > 0 ? value : `${name} must be a positive integer`;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv, home: string): SettingsResult {
+  const host = env.RUNNER_HOST || "127.0.0.1";
+  const tokens = (env.RUNNER_TOKENS ?? DEV_RUNNER_TOKEN)
+    .split(",")
+    .map((token) => token.trim())
+    .filter(Boolean);
+  if (tokens.length === 0) return { ok: false, error: "RUNNER_TOKENS names no token" };
+  // Like exec-inbox's .dev.vars.example secrets: a published token may only guard loopback.
+  if (tokens.includes(DEV_RUNNER_TOKEN) && !isLoopback(host)) {
+    return {
+      ok: false,
+      error: `refusing to listen on ${host} with the development token "${DEV_RUNNER_TOKEN}": set RUNNER_TOKENS to your own secret tokens, or bind to 127.0.0.1`,
+    };
+  }
+  const childEnvNames = (env.RUNNER_CHILD_ENV ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const badName = childEnvNames.find(
+    (name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || name.startsWith("RUNNER_"),
+  );
+  if (badName !== undefined) {
+    return {
+      ok: false,
+      error: `RUNNER_CHILD_ENV may not pass "${badName}" (not a variable name, or a runner setting)`,
+    };
+  }
+  const numbers = {
+    port: positiveInt(env, "RUNNER_PORT", 8788),
+    retentionMs: positiveInt(env, "RUNNER_RETENTION_MS", HOUR),
+    killGraceMs: positiveInt(env, "RUNNER_KILL_GRACE_MS", 2000),
+    callbackGiveUpMs: positiveInt(env, "RUNNER_CALLBACK_GIVE_UP_MS", 24 * HOUR),
+  };
+  const invalid = Object.values(numbers).find((value) => typeof value === "string");
+  if (typeof invalid === "string") return { ok: false, error: invalid };
+  return {
+    ok: true,
+    settings: {
+      host,
+      tokens,
+      stateDir: env.RUNNER_STATE_DIR || defaultStateDir(env, home),
+      childEnvNames,
+      ...(numbers as Record<keyof typeof numbers, number>),
+    },
+  };
+}

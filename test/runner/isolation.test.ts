@@ -1,0 +1,113 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { killAllRunners, runnerRefusal } from "./runner-process";
+import { RUNNER_TOKEN, runnerCall, startRunnerProcess } from "./support";
+
+const root = mkdtempSync(join(tmpdir(), "runner-isolation-"));
+afterAll(async () => {
+  await killAllRunners();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const run = async (base: string, cmd: string) =>
+  (await runnerCall(base, "/v1/exec_command", { cmd, yield_time_ms: 10_000 })).body;
+
+describe("what a command can see of the runner (real processes)", () => {
+  it("a command's environment holds no RUNNER_* setting and no token, only the allow-list and the opt-ins", async () => {
+    const runner = await startRunnerProcess(join(root, "env-state"), {
+      env: {
+        RUNNER_CHILD_ENV: "PASSED_ON",
+        PASSED_ON: "yes",
+        CLOUD_API_KEY: "must-not-leak",
+        LC_ALL: "C",
+      },
+    });
+    const answer = await run(runner.base, "env");
+    await runner.stop();
+    expect(answer.exit_code).toBe(0);
+    const names = (answer.output as string)
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split("=")[0]);
+    expect(names.filter((name) => name?.startsWith("RUNNER_"))).toEqual([]);
+    expect(answer.output).not.toContain(RUNNER_TOKEN);
+    expect(answer.output).not.toContain("must-not-leak");
+    expect(answer.output).toContain("PASSED_ON=yes\n");
+    expect(answer.output).toContain("LC_ALL=C\n");
+    expect(answer.output).toContain("NO_COLOR=1\n");
+    expect(names).toContain("PATH");
+  });
+
+  it("a command does not run the ~/.bashrc of the runner's user", async () => {
+    const home = join(root, "home");
+    mkdirSync(home);
+    writeFileSync(join(home, ".bashrc"), "echo RC-WAS-READ\n");
+    const runner = await startRunnerProcess(join(root, "rc-state"), { env: { HOME: home } });
+    const answer = await run(runner.base, 'printf "$HOME"');
+    await runner.stop();
+    expect(answer).toMatchObject({ exit_code: 0, output: home });
+  });
+
+  it("the journal of callback tokens lives outside the command's directory, owner-only", async () => {
+    const workdir = join(root, "workdir");
+    const stateHome = join(root, "xdg-state");
+    mkdirSync(workdir);
+    const runner = await startRunnerProcess(null, {
+      cwd: workdir,
+      env: { XDG_STATE_HOME: stateHome },
+    });
+    const started = await runnerCall(runner.base, "/v1/exec_command", {
+      cmd: "sleep 30",
+      yield_time_ms: 250,
+    });
+    const token = "callback-token-that-must-stay-private";
+    const url = "http://127.0.0.1:9/v1/sessions/s/exec-jobs/h/completion";
+    const armed = await runnerCall(
+      runner.base,
+      `/v1/processes/${started.body.session_id}/callback`,
+      { url, token },
+    );
+    expect(armed.status).toBe(202);
+    // What the model could do to find it: look around and grep where it runs.
+    const look = await run(runner.base, `pwd; ls -A; grep -rl ${token} . ; true`);
+    await runner.kill();
+
+    expect(look.output).toBe(`${workdir}\n`);
+    const dir = join(stateHome, "exec-inbox-runner");
+    const journal = join(dir, "callbacks.jsonl");
+    expect(readFileSync(journal, "utf8")).toContain(token);
+    expect(statSync(journal).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe("the runner refuses unsafe settings at start (real processes)", () => {
+  it("the development token is refused on a host that is not loopback", async () => {
+    const unset = await runnerRefusal({ RUNNER_HOST: "0.0.0.0", RUNNER_TOKENS: undefined });
+    expect(unset.code).toBe(2);
+    expect(unset.output).toMatch(
+      /not starting: refusing to listen on 0\.0\.0\.0 .*dev-runner-token/,
+    );
+    const listed = await runnerRefusal({
+      RUNNER_HOST: "0.0.0.0",
+      RUNNER_TOKENS: "a-real-secret-token,dev-runner-token",
+    });
+    expect(listed.code).toBe(2);
+  });
+
+  it("a runner setting cannot be passed on to commands", async () => {
+    const refused = await runnerRefusal({ RUNNER_CHILD_ENV: "PATH,RUNNER_TOKENS" });
+    expect(refused.code).toBe(2);
+    expect(refused.output).toContain('RUNNER_CHILD_ENV may not pass "RUNNER_TOKENS"');
+  });
+
+  it("with its own token the runner serves a non-loopback address", async () => {
+    const runner = await startRunnerProcess(join(root, "wide"), {
+      env: { RUNNER_HOST: "0.0.0.0" },
+    });
+    expect((await run(runner.base, "printf ok")).output).toBe("ok");
+    await runner.stop();
+  });
+});

@@ -1,0 +1,146 @@
+// The runner as a real process (`node --import tsx runner/main.ts`, no wrapper, so a signal reaches
+// it), and what tests ask of the operating system: which processes of a group are still alive.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { freePort, waitForHealthy } from "../../scripts/lib/local-stack";
+
+export const RUNNER_TOKEN = "test-runner-token";
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
+
+export interface RunnerProcessOptions {
+  /** Added to (or, when undefined, removed from) the runner's environment. */
+  readonly env?: Record<string, string | undefined>;
+  readonly cwd?: string;
+}
+
+export interface RunnerProcess {
+  readonly base: string;
+  readonly pid: number;
+  readonly log: () => string;
+  /** SIGKILL to the runner and to every group it started: a crash, with nothing left behind. */
+  kill(): Promise<void>;
+  /** Sends `signal` to the runner alone and waits (at most `timeoutMs`) for it to exit. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; ms: number }>;
+}
+
+/** Spawns the runner in its own group; `stateDir: null` leaves RUNNER_STATE_DIR unset. */
+export function spawnRunner(
+  stateDir: string | null,
+  port: number,
+  options: RunnerProcessOptions = {},
+): { child: ChildProcess; output: () => string } {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    RUNNER_PORT: String(port),
+    RUNNER_TOKENS: RUNNER_TOKEN,
+    RUNNER_STATE_DIR: stateDir ?? undefined,
+    ...options.env,
+  };
+  for (const name of Object.keys(env)) if (env[name] === undefined) delete env[name];
+  const child = spawn(process.execPath, ["--import", TSX, join(ROOT, "runner/main.ts")], {
+    cwd: options.cwd ?? ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env,
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  return { child, output: () => output };
+}
+
+const started = new Set<RunnerProcess>();
+
+/** For afterAll: a test that failed half-way still leaves no runner and no command running. */
+export async function killAllRunners(): Promise<void> {
+  await Promise.all([...started].map((runner) => runner.kill()));
+}
+
+export async function startRunnerProcess(
+  stateDir: string | null,
+  options: RunnerProcessOptions = {},
+): Promise<RunnerProcess> {
+  const port = await freePort();
+  const { child, output } = spawnRunner(stateDir, port, options);
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHealthy(base, child, output, 20_000);
+  const pid = child.pid!;
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const runner: RunnerProcess = {
+    base,
+    pid,
+    log: output,
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const groups = childPids(pid);
+      process.kill(-pid, "SIGKILL");
+      for (const group of groups) signalQuietly(-group, "SIGKILL");
+      await exited;
+    },
+    async stop(signal = "SIGTERM", timeoutMs = 20_000) {
+      const sent = Date.now();
+      process.kill(pid, signal);
+      const code = await Promise.race([exited, sleep(timeoutMs).then(() => "timeout" as const)]);
+      if (code === "timeout")
+        throw new Error(`runner still running ${timeoutMs} ms after ${signal}`);
+      return { code, ms: Date.now() - sent };
+    },
+  };
+  started.add(runner);
+  return runner;
+}
+
+/** Runs the runner expecting it to refuse to start: its exit code and what it printed. */
+export async function runnerRefusal(env: Record<string, string | undefined>) {
+  const { child, output } = spawnRunner(null, await freePort(), { env });
+  const code = await Promise.race([
+    new Promise<number | null>((resolve) => child.once("exit", resolve)),
+    sleep(20_000).then(() => "still running" as const),
+  ]);
+  if (code === "still running") process.kill(-child.pid!, "SIGKILL");
+  return { code, output: output() };
+}
+
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .map(Number)
+      .filter((child) => child > 0);
+  } catch {
+    return []; // ps exits 1 when there is none.
+  }
+}
+
+/** Live (non-zombie) processes whose process group is `pgid`, from /proc via ps. */
+export function groupMembers(pgid: number): number[] {
+  return execFileSync("ps", ["-e", "-o", "pid=,pgid=,stat="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, group, stat]) => Number(group) === pgid && !stat?.startsWith("Z"))
+    .map(([pid]) => Number(pid));
+}
+
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};

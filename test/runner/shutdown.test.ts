@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { waitFor } from "../../scripts/lib/local-stack";
+import { groupMembers, isAlive, killAllRunners } from "./runner-process";
+import { runnerCall, startFakeInbox, startRunnerProcess } from "./support";
+
+const root = mkdtempSync(join(tmpdir(), "runner-shutdown-"));
+afterAll(async () => {
+  await killAllRunners();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Starts `cmd` in the background; the command prints its shell's pid ($$), its group id. */
+async function background(base: string, cmd: string) {
+  const started = await runnerCall(base, "/v1/exec_command", { cmd, yield_time_ms: 500 });
+  expect(started.status).toBe(200);
+  const pgid = Number(/^(\d+)/.exec(started.body.output)?.[1]);
+  expect(pgid).toBeGreaterThan(1);
+  return { handle: started.body.session_id as string, pgid, output: started.body.output as string };
+}
+
+describe("runner shutdown and kill (real processes)", () => {
+  it("a SIGTERM leaves no process of a command behind, and the runner exits within 15 s", async () => {
+    const runner = await startRunnerProcess(join(root, "term"));
+    const { pgid } = await background(runner.base, "echo $$; sleep 100 | cat");
+    // bash, sleep and cat share the group the runner created for the command.
+    expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(3);
+    const stopped = await runner.stop("SIGTERM", 15_000);
+    expect(stopped.code).toBe(0);
+    await waitFor(() => (groupMembers(pgid).length === 0 ? true : undefined), 3000);
+  });
+
+  it("a command that ignores SIGTERM is SIGKILLed after the grace and reported as ended by the shutdown", async () => {
+    const inbox = await startFakeInbox();
+    const runner = await startRunnerProcess(join(root, "stubborn"), {
+      env: { RUNNER_KILL_GRACE_MS: "500" },
+    });
+    // An ignored signal stays ignored across exec, so sleep and cat ignore SIGTERM too.
+    const { handle, pgid } = await background(
+      runner.base,
+      "trap '' TERM; echo $$; sleep 100 | cat",
+    );
+    await runnerCall(runner.base, `/v1/processes/${handle}/callback`, {
+      url: inbox.url(handle),
+      token: "callback-token",
+    });
+    const stopped = await runner.stop("SIGTERM", 15_000);
+    expect(stopped.code).toBe(0);
+    expect(groupMembers(pgid)).toEqual([]);
+    expect(inbox.of(handle).map((attempt) => attempt.body)).toEqual([
+      expect.objectContaining({ status: "killed", exit_code: null, ended_by: "runner_shutdown" }),
+    ]);
+    await inbox.close();
+  });
+
+  it("a process that left the group and holds the output pipe does not stop the runner from exiting", async () => {
+    const runner = await startRunnerProcess(join(root, "escaped"), {
+      env: { RUNNER_KILL_GRACE_MS: "500" },
+    });
+    // setsid puts sleep in a session of its own: no group signal reaches it, and it keeps stdout.
+    const { output } = await background(runner.base, "echo $$; setsid sleep 100 & echo $!; wait");
+    const escaped = Number(output.trim().split("\n")[1]);
+    expect(isAlive(escaped)).toBe(true);
+    try {
+      const stopped = await runner.stop("SIGTERM", 15_000);
+      expect(stopped.code).toBe(0);
+    } finally {
+      process.kill(escaped, "SIGKILL");
+    }
+  });
+
+  it("a kill request ends the whole group and the completion says killed, ended by kill_request", async () => {
+    const inbox = await startFakeInbox();
+    const runner = await startRunnerProcess(join(root, "kill"));
+    const { handle, pgid } = await background(runner.base, "echo $$; sleep 100 | cat");
+    await runnerCall(runner.base, `/v1/processes/${handle}/callback`, {
+      url: inbox.url(handle),
+      token: "callback-token",
+    });
+    const killed = await runnerCall(runner.base, `/v1/processes/${handle}/kill`, {});
+    expect(killed).toMatchObject({
+      status: 200,
+      body: { session_id: handle, exit_code: null, killed: true },
+    });
+    expect(groupMembers(pgid)).toEqual([]);
+    await waitFor(() => (inbox.of(handle).length > 0 ? true : undefined));
+    // The kill's answer showed the model the exit, so exec-inbox need not wake an active run for it.
+    expect(inbox.of(handle)[0]!.body).toMatchObject({
+      status: "killed",
+      exit_code: null,
+      ended_by: "kill_request",
+      observed: true,
+    });
+    // Killing again is harmless: the same final answer, nothing sent twice.
+    const again = await runnerCall(runner.base, `/v1/processes/${handle}/kill`, {});
+    expect(again.body).toMatchObject({ killed: false, exit_code: null });
+    expect((await runnerCall(runner.base, "/v1/processes/999999/kill", {})).status).toBe(404);
+    await runner.stop();
+    expect(inbox.of(handle)).toHaveLength(1);
+    await inbox.close();
+  });
+});
