@@ -25,10 +25,12 @@ for (const name of REQUIRED) {
     refuse(`${name} must not be in wrangler.toml [vars]`);
 }
 // The loopback resume allowlist is for local runs (.dev.vars.example); production allows only the
-// agent hosts it names.
+// agent hosts it names. Everything in wrangler.toml is deployed ([vars] and its sub-tables such as
+// [vars.TENANT_SETTINGS.acme] alike), so no line of it but a comment may name a loopback host.
 const loopback = /(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)/i;
-const vars = toml.split(/^\[vars\]\s*$/m)[1]?.split(/^\s*\[/m)[0] ?? "";
-if (loopback.test(vars)) refuse("wrangler.toml [vars] names a loopback origin");
+const deployed = toml.split("\n").filter((line) => !/^\s*#/.test(line));
+const offending = deployed.find((line) => loopback.test(line));
+if (offending !== undefined) refuse(`wrangler.toml names a loopback host: ${offending.trim()}`);
 for (const [name, value] of devValues) {
   if (process.env[name] === value) refuse(`${name} in this shell is the local development value`);
 }

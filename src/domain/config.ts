@@ -1,7 +1,9 @@
 // Reads the service configuration (contract section 7) from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
+import { isAllowlistEntry } from "./resume-url";
 import {
   type AgentToken,
+  DEFAULT_TENANT,
   parseAgentTokens,
   parseTenantSettings,
   type TenantSettings,
@@ -55,12 +57,41 @@ function positiveInt(vars: Vars, key: string, fallback: number): number {
   return Number.isSafeInteger(value) && value > 0 ? value : fallback;
 }
 
+/**
+ * An allowlist entry that is not an origin (`hooks.example` without a scheme, a path) would
+ * silently match nothing, and every resume_url would be refused: refuse to serve instead.
+ */
+function malformedAllowlist(
+  global: readonly string[],
+  tenants: Readonly<Record<string, TenantSettings>>,
+): string | null {
+  const lists: Array<[string, readonly string[]]> = [
+    ["RESUME_URL_ALLOWLIST", global],
+    ...Object.entries(tenants).map(([tenant, own]): [string, readonly string[]] => [
+      `TENANT_SETTINGS.${tenant}.resume_url_allowlist`,
+      own.resumeUrlAllowlist ?? [],
+    ]),
+  ];
+  for (const [name, entries] of lists) {
+    const position = entries.findIndex((entry) => !isAllowlistEntry(entry));
+    if (position !== -1) {
+      return `${name} entry ${position + 1} is not an origin (scheme://host, optional :port or :*)`;
+    }
+  }
+  return null;
+}
+
 export function readConfig(vars: Vars): Config {
   const agentTokens = parseAgentTokens(list(vars, "AGENT_TOKENS"));
   const tenants = parseTenantSettings(vars.TENANT_SETTINGS);
+  const allowlist = list(vars, "RESUME_URL_ALLOWLIST");
   return {
     agentTokens: agentTokens.ok ? agentTokens.tokens : [],
-    misconfigured: !agentTokens.ok ? agentTokens.reason : !tenants.ok ? tenants.reason : null,
+    misconfigured: !agentTokens.ok
+      ? agentTokens.reason
+      : !tenants.ok
+        ? tenants.reason
+        : malformedAllowlist(allowlist, tenants.settings),
     tenants: tenants.ok ? tenants.settings : {},
     callbackSecrets: list(vars, "CALLBACK_SECRETS"),
     resumeSigningSecret: text(vars, "RESUME_SIGNING_SECRET"),
@@ -79,14 +110,19 @@ export function readConfig(vars: Vars): Config {
   };
 }
 
-/** The resume targets of one tenant: its own where TENANT_SETTINGS names them, else the globals. */
+/**
+ * The resume targets of one tenant: its own where TENANT_SETTINGS names them. The allowlist falls
+ * back to RESUME_URL_ALLOWLIST (contract §8); RESUME_WEBHOOK_URL is the default tenant's host, so
+ * another tenant's resumes never reach it — without its own URL such a resume waits as no_target.
+ */
 export function resumeTargetsFor(
   config: Config,
   tenant: string,
 ): Pick<Config, "resumeWebhookUrl" | "resumeUrlAllowlist"> {
   const own = config.tenants[tenant];
+  const fallbackUrl = tenant === DEFAULT_TENANT ? config.resumeWebhookUrl : null;
   return {
-    resumeWebhookUrl: own?.resumeWebhookUrl ?? config.resumeWebhookUrl,
+    resumeWebhookUrl: own?.resumeWebhookUrl ?? fallbackUrl,
     resumeUrlAllowlist: own?.resumeUrlAllowlist ?? config.resumeUrlAllowlist,
   };
 }

@@ -28,6 +28,21 @@ function parseEntry(entry: string): Origin | null {
   }
 }
 
+/** True when an allowlist entry is an http(s) origin: scheme://host, optional port or `:*`. */
+export function isAllowlistEntry(entry: string): boolean {
+  const origin = parseEntry(entry);
+  if (origin === null || (origin.protocol !== "http:" && origin.protocol !== "https:"))
+    return false;
+  const url = new URL(entry.replace(/:\*$/, ""));
+  return (
+    url.username === "" &&
+    url.password === "" &&
+    url.pathname === "/" &&
+    url.search === "" &&
+    url.hash === ""
+  );
+}
+
 export type ResumeUrlCheck = { ok: true; url: string } | { ok: false; reason: string };
 
 export function checkResumeUrl(raw: string, allowlist: readonly string[]): ResumeUrlCheck {

@@ -81,13 +81,13 @@ export const completionBody = z
     const total = body.output_bytes_total;
     if (total === undefined) return;
     const { min, max } = rawBytesRange(body.output);
-    // A whole output is exactly what was written; a cut one is a part of it plus a marker.
-    const problem = body.output_truncated
-      ? total < min - CUT_MARKER_ALLOWANCE_BYTES
-        ? `is ${total}; a truncated output of ${min} bytes stands for at least ${min - CUT_MARKER_ALLOWANCE_BYTES}`
-        : null
-      : total < min || total > max
-        ? `is ${total}, but the untruncated output is ${min === max ? `${max} bytes` : `${min}-${max} bytes`}`
+    // Only a total below what the output itself shows is impossible. A larger one is kept as sent:
+    // a runner may trim, normalise line ends or fold a long undecodable run into one U+FFFD, and
+    // refusing it would lose the result over a count.
+    const floor = body.output_truncated ? min - CUT_MARKER_ALLOWANCE_BYTES : min;
+    const problem =
+      total < floor
+        ? `is ${total}, but the ${body.output_truncated ? "truncated " : ""}output shows at least ${floor} bytes${min === max ? "" : ` (its UTF-8 is ${max} bytes)`}`
         : null;
     if (problem !== null) {
       issues.addIssue({ code: "custom", path: ["output_bytes_total"], message: problem });

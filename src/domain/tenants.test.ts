@@ -22,6 +22,7 @@ describe("AGENT_TOKENS entries", () => {
       [[`${"a".repeat(65)}:secret-token`], "entry 1: a tenant name"],
       [["acme:"], "entry 1: the token is empty"],
       [["acme:secret-token", "globex:secret-token"], "entry 2: the same token"],
+      [["acme: secret-token"], "entry 1: the token contains whitespace"],
     ] as const) {
       const parsed = parseAgentTokens(entries);
       expect(parsed.ok).toBe(false);
@@ -53,10 +54,18 @@ describe("TENANT_SETTINGS", () => {
       }),
     });
     expect(config.misconfigured).toBeNull();
+    // RESUME_WEBHOOK_URL is the default tenant's host: a named tenant never falls back to it.
     expect(resumeTargetsFor(config, "acme")).toEqual({
       resumeUrlAllowlist: ["https://hooks.acme.example"],
-      resumeWebhookUrl: "https://shared.example/resume",
+      resumeWebhookUrl: null,
     });
+    expect(resumeTargetsFor(config, "initech")).toEqual({
+      resumeUrlAllowlist: ["https://shared.example"],
+      resumeWebhookUrl: null,
+    });
+    expect(resumeTargetsFor(config, "default").resumeWebhookUrl).toBe(
+      "https://shared.example/resume",
+    );
     expect(resumeTargetsFor(config, "globex")).toEqual({
       resumeUrlAllowlist: ["https://shared.example"],
       resumeWebhookUrl: "https://globex.example/resume",
@@ -87,6 +96,34 @@ describe("TENANT_SETTINGS", () => {
         raw,
         expect.stringContaining("TENANT_SETTINGS"),
       ]);
+    }
+  });
+});
+
+describe("allowlist entries", () => {
+  it("origins with a port, a wildcard port or none are accepted", () => {
+    const config = readConfig({
+      RESUME_URL_ALLOWLIST: "http://127.0.0.1:*,https://hooks.example,https://hooks.example:8443/",
+      TENANT_SETTINGS: '{"acme": {"resume_url_allowlist": ["http://[::1]:*"]}}',
+    });
+    expect(config.misconfigured).toBeNull();
+  });
+
+  it("an entry that is not an origin refuses to serve instead of silently matching nothing", () => {
+    for (const [vars, named] of [
+      [
+        { RESUME_URL_ALLOWLIST: "https://ok.example,hooks.example" },
+        "RESUME_URL_ALLOWLIST entry 2",
+      ],
+      [{ RESUME_URL_ALLOWLIST: "https://hooks.example/resume" }, "RESUME_URL_ALLOWLIST entry 1"],
+      [{ RESUME_URL_ALLOWLIST: "ftp://hooks.example" }, "RESUME_URL_ALLOWLIST entry 1"],
+      [{ RESUME_URL_ALLOWLIST: "https://user@hooks.example" }, "RESUME_URL_ALLOWLIST entry 1"],
+      [
+        { TENANT_SETTINGS: '{"acme": {"resume_url_allowlist": ["hooks.acme.example"]}}' },
+        "TENANT_SETTINGS.acme.resume_url_allowlist entry 1",
+      ],
+    ] as const) {
+      expect(readConfig(vars).misconfigured).toContain(named);
     }
   });
 });

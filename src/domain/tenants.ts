@@ -33,6 +33,8 @@ export function parseAgentTokens(entries: readonly string[]): ParsedAgentTokens 
       return { ok: false, reason: `${where}: a tenant name is 1-64 chars of [a-z0-9-]` };
     }
     if (token === "") return { ok: false, reason: `${where}: the token is empty` };
+    // `Bearer <token>` cannot carry whitespace: such an entry (e.g. `acme: tok`) could never match.
+    if (/\s/.test(token)) return { ok: false, reason: `${where}: the token contains whitespace` };
     const owner = tenantOfToken.get(token);
     if (owner !== undefined && owner !== tenant) {
       return { ok: false, reason: `${where}: the same token is listed for two tenants` };
@@ -42,6 +44,12 @@ export function parseAgentTokens(entries: readonly string[]): ParsedAgentTokens 
   }
   return { ok: true, tokens };
 }
+
+/**
+ * The object `/healthz/object` pings. `_probe` is no tenant name and `/` is in no session id, so no
+ * session can ever live in it.
+ */
+export const HEALTH_OBJECT_NAME = "_probe/healthz";
 
 /**
  * The object name of a session. The default tenant keeps the bare id, so sessions created before

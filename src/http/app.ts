@@ -3,10 +3,10 @@ import { Hono } from "hono";
 import { bearerToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { readConfig } from "../domain/config";
-import { DEFAULT_TENANT } from "../domain/tenants";
+import { HEALTH_OBJECT_NAME } from "../domain/tenants";
 import { VERSION } from "../version";
 import { MAX_BODY_BYTES, readBodyBytes } from "./body";
-import { type AppEnv, tenantSessionStub } from "./context";
+import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
 import { openApiDocument } from "./openapi";
@@ -53,7 +53,7 @@ export function createApp(): Hono<AppEnv> {
   app.get("/healthz", (c) => c.json({ ok: true, version: VERSION }));
   // One round trip to a Durable Object that does nothing: the floor every session call sits on.
   app.get("/healthz/object", async (c) => {
-    const result = await tenantSessionStub(c.env, DEFAULT_TENANT, "_healthz").ping();
+    const result = await c.env.SESSIONS.get(c.env.SESSIONS.idFromName(HEALTH_OBJECT_NAME)).ping();
     return result.ok ? c.json({ ok: true }) : problem(result.code, result.detail);
   });
   app.get("/openapi.json", (c) => c.json(openApiDocument()));

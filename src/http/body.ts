@@ -67,7 +67,13 @@ function foreignCharsets(type: string): string[] {
   const foreign: string[] = [];
   for (const parameter of type.split(";").slice(1)) {
     const separator = parameter.indexOf("=");
-    if (separator < 0 || parameter.slice(0, separator).trim().toLowerCase() !== "charset") continue;
+    const name = parameter.slice(0, separator).trim().toLowerCase();
+    // `charset*` is RFC 2231's spelling of the same parameter (e.g. charset*=utf-16''): refused.
+    if (separator >= 0 && name === "charset*") {
+      foreign.push(parameter.slice(separator + 1).trim() || "(empty)");
+      continue;
+    }
+    if (separator < 0 || name !== "charset") continue;
     const value = parameter
       .slice(separator + 1)
       .trim()

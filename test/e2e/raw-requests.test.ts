@@ -46,6 +46,7 @@ describe("raw requests to wrangler dev", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer.toLowerCase()).toContain("content-type: application/problem+json");
     expect(answer).toContain('"code":"unauthorized"');
+    expect(answer).toContain("send exactly one");
   });
 
   it("two Authorization headers on a completion get a problem+json 401", async () => {
@@ -64,5 +65,6 @@ describe("raw requests to wrangler dev", () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer).toContain('"code":"unauthorized"');
+    expect(answer).toContain("send exactly one");
   });
 });

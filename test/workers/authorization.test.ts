@@ -28,6 +28,7 @@ describe("the Authorization header", () => {
       body: { status: "completed", exit_code: 0, output: "x" },
     });
     expect([answer.status, answer.body.code]).toEqual([401, "unauthorized"]);
+    expect(answer.body.detail).toContain("exactly one");
     expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h`)).body.status).toBe("running");
   });
 

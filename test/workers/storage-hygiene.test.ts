@@ -2,6 +2,7 @@
 // that does not exist keep the object's storage exactly as a never-asked object's (issue 9).
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { HEALTH_OBJECT_NAME } from "../../src/domain/tenants";
 import { call, stubOf, uniqueId } from "../support/api";
 
 /** What a client could find of an object's storage: its tables, their rows, its alarm, its size. */
@@ -61,7 +62,16 @@ describe("requests that need no state leave no storage", () => {
     for (let round = 0; round < 3; round += 1) {
       expect((await call("GET", "/healthz/object", { token: null })).body).toEqual({ ok: true });
     }
-    expect(await footprint("_healthz")).toEqual(baseline);
+    expect(await footprint(HEALTH_OBJECT_NAME)).toEqual(baseline);
+  });
+
+  it("no session, whatever its id, lives in the object the health check pings", async () => {
+    const baseline = await footprint(uniqueId("never-asked"));
+    for (const id of ["_healthz", "_probe", "healthz", "_probe:healthz"]) {
+      expect((await call("POST", "/v1/sessions", { body: { id } })).status).toBe(201);
+    }
+    expect((await call("GET", "/healthz/object", { token: null })).status).toBe(200);
+    expect(await footprint(HEALTH_OBJECT_NAME)).toEqual(baseline);
   });
 
   it("a created session does leave storage, so the check above can see it", async () => {
