@@ -147,8 +147,11 @@ export interface Received {
   readonly body: string;
 }
 
-/** A real HTTP server playing the agent host: records every resume webhook, answers 200. */
-export async function startAgentHost(): Promise<{
+/**
+ * A real HTTP server playing the agent host: records every resume webhook and answers the status
+ * `statusFor` gives the n-th one (1-based; 200 by default).
+ */
+export async function startAgentHost(statusFor: (n: number) => number = () => 200): Promise<{
   url: string;
   received: Received[];
   close(): Promise<void>;
@@ -161,7 +164,7 @@ export async function startAgentHost(): Promise<{
     });
     request.on("end", () => {
       received.push({ headers: request.headers, body });
-      response.writeHead(200).end("ok");
+      response.writeHead(statusFor(received.length)).end("ok");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,27 +1,18 @@
 // The resume allowlist is checked at every delivery attempt: an operator who withdraws an origin
 // (a redeploy with a new RESUME_URL_ALLOWLIST) stops the deliveries already scheduled to it.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { api, freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
-
-/** An agent host that is down: every resume gets a 503. */
-async function failingHost(): Promise<{ url: string; hits: () => number; close(): void }> {
-  let hits = 0;
-  const server: Server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      hits += 1;
-      response.writeHead(503).end("down");
-    });
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${port}/resume`, hits: () => hits, close: () => server.close() };
-}
+import {
+  api,
+  freePort,
+  startAgentHost,
+  startWranglerDev,
+  type WranglerDev,
+} from "../../scripts/lib/local-stack";
+import { postCompletion } from "../../src/client";
 
 async function resumeOf(dev: WranglerDev, sid: string) {
   return (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
@@ -36,37 +27,20 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): P
   }
 }
 
-/** A host that answers 503 to the first resume and 204 to the rest, recording each. */
-async function flakyHost(): Promise<{ url: string; bodies: string[]; close(): void }> {
-  const bodies: string[] = [];
-  const server: Server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      bodies.push(body);
-      response.writeHead(bodies.length === 1 ? 503 : 204).end();
-    });
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${port}/resume`, bodies, close: () => server.close() };
-}
-
 describe("an allowlist change between two delivery attempts", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-allowlist-"));
   let dev: WranglerDev | undefined;
-  let host: Awaited<ReturnType<typeof failingHost>> | undefined;
+  let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
 
   afterAll(async () => {
     await dev?.stop();
-    host?.close();
+    await host?.close();
     rmSync(stateDir, { recursive: true, force: true });
   });
 
   it("an origin removed from RESUME_URL_ALLOWLIST gets no further attempt, and the resume fails naming the allowlist", async () => {
-    host = await failingHost();
+    // The host is down: every resume gets a 503.
+    host = await startAgentHost(() => 503);
     const port = await freePort();
     dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
     const sid = `allowlist-${Date.now()}`;
@@ -81,22 +55,19 @@ describe("an allowlist change between two delivery attempts", () => {
     await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
       waiting_for: ["h"],
     });
-    const completion = await fetch(reserved.body.callback.url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${reserved.body.callback.token}`,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({ status: "completed", exit_code: 0, output: "ok" }),
+    const completion = await postCompletion(reserved.body.callback, {
+      status: "completed",
+      exit_code: 0,
+      output: "ok",
     });
-    expect(completion.status).toBe(202);
+    expect(completion.outcome).toBe("accepted");
     const first = await until(
       () => resumeOf(dev as WranglerDev, sid),
       (view) => view.resume?.last_error !== null && view.resume?.attempts === 1,
     );
     expect(first.resume).toMatchObject({ state: "scheduled", attempts: 1 });
     expect(first.resume.last_error).toContain("503");
-    expect(host.hits()).toBe(1);
+    expect(host.received.length).toBe(1);
 
     // The operator withdraws the origin and redeploys; the retry is due while the Worker is down.
     await dev.stop();
@@ -109,7 +80,7 @@ describe("an allowlist change between two delivery attempts", () => {
     expect(stopped.resume).toMatchObject({ state: "failed", attempts: 1 });
     expect(stopped.resume.last_error).toContain("RESUME_URL_ALLOWLIST");
     expect(stopped.resume.last_error).toContain("http://127.0.0.1");
-    expect(host.hits()).toBe(1);
+    expect(host.received.length).toBe(1);
     // The result itself is kept: the inbox still holds it for the next wake or a claim.
     expect(stopped.inbox.pending).toBe(1);
     // And the same URL can no longer be chosen by a new session.
@@ -124,16 +95,16 @@ describe("an allowlist change between two delivery attempts", () => {
 describe("settings the Worker refuses to serve", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-misconfigured-"));
   let dev: WranglerDev | undefined;
-  let host: Awaited<ReturnType<typeof flakyHost>> | undefined;
+  let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
 
   afterAll(async () => {
     await dev?.stop();
-    host?.close();
+    await host?.close();
     rmSync(stateDir, { recursive: true, force: true });
   });
 
   it("a malformed TENANT_SETTINGS pauses due deliveries until it is fixed, then the same resume goes out", async () => {
-    host = await flakyHost();
+    host = await startAgentHost((n) => (n === 1 ? 503 : 204));
     const port = await freePort();
     const good = { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*", RESUME_WEBHOOK_URL: host.url };
     dev = await startWranglerDev(stateDir, port, good);
@@ -143,17 +114,14 @@ describe("settings the Worker refuses to serve", () => {
       handle: "h",
       command: "sleep 5",
     });
-    const completion = await fetch(reserved.body.callback.url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${reserved.body.callback.token}`,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({ status: "completed", exit_code: 0, output: "ok" }),
+    const completion = await postCompletion(reserved.body.callback, {
+      status: "completed",
+      exit_code: 0,
+      output: "ok",
     });
-    expect(completion.status).toBe(202);
+    expect(completion.outcome).toBe("accepted");
     await until(
-      async () => host?.bodies.length ?? 0,
+      async () => host?.received.length ?? 0,
       (count) => count === 1,
     );
     await dev.stop();
@@ -164,15 +132,15 @@ describe("settings the Worker refuses to serve", () => {
     expect(refused.headers.get("content-type")).toContain("application/problem+json");
     expect(((await refused.json()) as { detail: string }).detail).toContain("TENANT_SETTINGS");
     await sleep(3000);
-    expect(host.bodies).toHaveLength(1);
+    expect(host.received).toHaveLength(1);
     await dev.stop();
 
     dev = await startWranglerDev(stateDir, port, good);
     await until(
-      async () => host?.bodies.length ?? 0,
+      async () => host?.received.length ?? 0,
       (count) => count === 2,
     );
-    const [first, second] = host.bodies.map((body) => JSON.parse(body));
+    const [first, second] = host.received.map((hit) => JSON.parse(hit.body));
     expect(second).toMatchObject({ tenant: "default", session_id: sid });
     expect(second.resume_id).toBe(first.resume_id);
     const view = await api(dev.base, "GET", `/v1/sessions/${sid}`);
