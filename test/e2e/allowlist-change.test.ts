@@ -27,42 +27,61 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): P
   }
 }
 
-describe("an allowlist change between two delivery attempts", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-allowlist-"));
-  let dev: WranglerDev | undefined;
-  let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
 
-  afterAll(async () => {
+/** One state directory and port, redeployed with new settings; stopped when the file ends. */
+function redeployable() {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-redeploy-"));
+  let dev: WranglerDev | undefined;
+  let port: number | undefined;
+  cleanups.push(async () => {
     await dev?.stop();
-    await host?.close();
     rmSync(stateDir, { recursive: true, force: true });
   });
+  return {
+    async deploy(vars: Record<string, string>, healthzStatus = 200): Promise<WranglerDev> {
+      await dev?.stop();
+      port ??= await freePort();
+      dev = await startWranglerDev(stateDir, port, vars, healthzStatus);
+      return dev;
+    },
+  };
+}
 
+async function agentHost(statusFor: (n: number) => number) {
+  const host = await startAgentHost(statusFor);
+  cleanups.push(() => host.close());
+  return host;
+}
+
+/** A job `h` of a new session, completed with its callback. */
+async function completedJob(dev: WranglerDev, sid: string, session: Record<string, unknown> = {}) {
+  await api(dev.base, "POST", "/v1/sessions", { id: sid, ...session });
+  const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+    handle: "h",
+    command: "sleep 5",
+  });
+  const completion = await postCompletion(reserved.body.callback, {
+    status: "completed",
+    exit_code: 0,
+    output: "ok",
+  });
+  expect(completion.outcome).toBe("accepted");
+}
+
+describe("an allowlist change between two delivery attempts", () => {
   it("an origin removed from RESUME_URL_ALLOWLIST gets no further attempt, and the resume fails naming the allowlist", async () => {
     // The host is down: every resume gets a 503.
-    host = await startAgentHost(() => 503);
-    const port = await freePort();
-    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
+    const host = await agentHost(() => 503);
+    const stack = redeployable();
+    let dev = await stack.deploy({ RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
     const sid = `allowlist-${Date.now()}`;
-    expect(
-      (await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url })).status,
-    ).toBe(201);
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "h",
-      command: "sleep 5",
-    });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-      waiting_for: ["h"],
-    });
-    const completion = await postCompletion(reserved.body.callback, {
-      status: "completed",
-      exit_code: 0,
-      output: "ok",
-    });
-    expect(completion.outcome).toBe("accepted");
+    await completedJob(dev, sid, { resume_url: host.url });
     const first = await until(
-      () => resumeOf(dev as WranglerDev, sid),
+      () => resumeOf(dev, sid),
       (view) => view.resume?.last_error !== null && view.resume?.attempts === 1,
     );
     expect(first.resume).toMatchObject({ state: "scheduled", attempts: 1 });
@@ -70,10 +89,9 @@ describe("an allowlist change between two delivery attempts", () => {
     expect(host.received.length).toBe(1);
 
     // The operator withdraws the origin and redeploys; the retry is due while the Worker is down.
-    await dev.stop();
-    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://localhost:*" });
+    dev = await stack.deploy({ RESUME_URL_ALLOWLIST: "http://localhost:*" });
     const stopped = await until(
-      () => resumeOf(dev as WranglerDev, sid),
+      () => resumeOf(dev, sid),
       (view) => view.resume?.state === "failed",
     );
     expect(stopped.status).toBe("idle");
@@ -93,51 +111,29 @@ describe("an allowlist change between two delivery attempts", () => {
 });
 
 describe("settings the Worker refuses to serve", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-misconfigured-"));
-  let dev: WranglerDev | undefined;
-  let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
-
-  afterAll(async () => {
-    await dev?.stop();
-    await host?.close();
-    rmSync(stateDir, { recursive: true, force: true });
-  });
-
   it("a malformed TENANT_SETTINGS pauses due deliveries until it is fixed, then the same resume goes out", async () => {
-    host = await startAgentHost((n) => (n === 1 ? 503 : 204));
-    const port = await freePort();
+    const host = await agentHost((n) => (n === 1 ? 503 : 204));
+    const stack = redeployable();
     const good = { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*", RESUME_WEBHOOK_URL: host.url };
-    dev = await startWranglerDev(stateDir, port, good);
+    let dev = await stack.deploy(good);
     const sid = `paused-${Date.now()}`;
-    await api(dev.base, "POST", "/v1/sessions", { id: sid });
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "h",
-      command: "sleep 5",
-    });
-    const completion = await postCompletion(reserved.body.callback, {
-      status: "completed",
-      exit_code: 0,
-      output: "ok",
-    });
-    expect(completion.outcome).toBe("accepted");
+    await completedJob(dev, sid);
     await until(
-      async () => host?.received.length ?? 0,
+      async () => host.received.length,
       (count) => count === 1,
     );
-    await dev.stop();
 
     // The retry falls due while the Worker runs on settings it refuses to serve.
-    dev = await startWranglerDev(stateDir, port, { ...good, TENANT_SETTINGS: "{broken" }, 500);
+    dev = await stack.deploy({ ...good, TENANT_SETTINGS: "{broken" }, 500);
     const refused = await fetch(`${dev.base}/healthz`);
     expect(refused.headers.get("content-type")).toContain("application/problem+json");
     expect(((await refused.json()) as { detail: string }).detail).toContain("TENANT_SETTINGS");
     await sleep(3000);
     expect(host.received).toHaveLength(1);
-    await dev.stop();
 
-    dev = await startWranglerDev(stateDir, port, good);
+    dev = await stack.deploy(good);
     await until(
-      async () => host?.received.length ?? 0,
+      async () => host.received.length,
       (count) => count === 2,
     );
     const [first, second] = host.received.map((hit) => JSON.parse(hit.body));
