@@ -147,6 +147,32 @@ export interface Received {
   readonly body: string;
 }
 
+/** Starts `server` on a free loopback port and returns the port. */
+export async function listenLocally(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** Polls a session's view until `accept` holds; the deadline only bounds a broken run. */
+export async function viewWhen(
+  base: string,
+  sid: string,
+  // biome-ignore lint/suspicious/noExplicitAny: callers assert on the view's JSON.
+  accept: (view: any) => boolean,
+  timeoutMs = 30_000,
+  // biome-ignore lint/suspicious/noExplicitAny: callers assert on the view's JSON.
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view = (await api(base, "GET", `/v1/sessions/${sid}`)).body;
+    if (accept(view)) return view;
+    if (Date.now() > deadline) throw new Error(`view never matched: ${JSON.stringify(view)}`);
+    await sleep(50);
+  }
+}
+
 /**
  * A real HTTP server playing the agent host: records every resume webhook and answers the status
  * `statusFor` gives the n-th one (1-based; 200 by default).
@@ -167,11 +193,8 @@ export async function startAgentHost(statusFor: (n: number) => number = () => 20
       response.writeHead(statusFor(received.length)).end("ok");
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
   return {
-    url: `http://127.0.0.1:${address.port}/resume`,
+    url: `http://127.0.0.1:${await listenLocally(server)}/resume`,
     received,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

@@ -10,22 +10,11 @@ import {
   freePort,
   startAgentHost,
   startWranglerDev,
+  viewWhen,
   type WranglerDev,
+  waitFor,
 } from "../../scripts/lib/local-stack";
 import { postCompletion } from "../../src/client";
-
-async function resumeOf(dev: WranglerDev, sid: string) {
-  return (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
-}
-
-async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > deadline) return value;
-    await sleep(100);
-  }
-}
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -80,8 +69,9 @@ describe("an allowlist change between two delivery attempts", () => {
     let dev = await stack.deploy({ RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
     const sid = `allowlist-${Date.now()}`;
     await completedJob(dev, sid, { resume_url: host.url });
-    const first = await until(
-      () => resumeOf(dev, sid),
+    const first = await viewWhen(
+      dev.base,
+      sid,
       (view) => view.resume?.last_error !== null && view.resume?.attempts === 1,
     );
     expect(first.resume).toMatchObject({ state: "scheduled", attempts: 1 });
@@ -90,10 +80,7 @@ describe("an allowlist change between two delivery attempts", () => {
 
     // The operator withdraws the origin and redeploys; the retry is due while the Worker is down.
     dev = await stack.deploy({ RESUME_URL_ALLOWLIST: "http://localhost:*" });
-    const stopped = await until(
-      () => resumeOf(dev, sid),
-      (view) => view.resume?.state === "failed",
-    );
+    const stopped = await viewWhen(dev.base, sid, (view) => view.resume?.state === "failed");
     expect(stopped.status).toBe("idle");
     expect(stopped.resume).toMatchObject({ state: "failed", attempts: 1 });
     expect(stopped.resume.last_error).toContain("RESUME_URL_ALLOWLIST");
@@ -118,10 +105,7 @@ describe("settings the Worker refuses to serve", () => {
     let dev = await stack.deploy(good);
     const sid = `paused-${Date.now()}`;
     await completedJob(dev, sid);
-    await until(
-      async () => host.received.length,
-      (count) => count === 1,
-    );
+    await waitFor(() => (host.received.length === 1 ? true : undefined), 30_000);
 
     // The retry falls due while the Worker runs on settings it refuses to serve.
     dev = await stack.deploy({ ...good, TENANT_SETTINGS: "{broken" }, 500);
@@ -132,10 +116,7 @@ describe("settings the Worker refuses to serve", () => {
     expect(host.received).toHaveLength(1);
 
     dev = await stack.deploy(good);
-    await until(
-      async () => host.received.length,
-      (count) => count === 2,
-    );
+    await waitFor(() => (host.received.length === 2 ? true : undefined), 30_000);
     const [first, second] = host.received.map((hit) => JSON.parse(hit.body));
     expect(second).toMatchObject({ tenant: "default", session_id: sid });
     expect(second.resume_id).toBe(first.resume_id);

@@ -4,20 +4,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
-
-/** Polls the session view until `accept` holds (the deadline only bounds a broken run). */
-async function viewWhen(base: string, sid: string, accept: (view: any) => boolean) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const view = (await api(base, "GET", `/v1/sessions/${sid}`)).body;
-    if (accept(view)) return view;
-    if (Date.now() > deadline) throw new Error(`view never matched: ${JSON.stringify(view)}`);
-    await sleep(50);
-  }
-}
+import {
+  api,
+  freePort,
+  listenLocally,
+  startWranglerDev,
+  viewWhen,
+  type WranglerDev,
+} from "../../scripts/lib/local-stack";
+import { postCompletion } from "../../src/client";
 
 /** Breaks off every answer after its headers and a first chunk until `recover()` is called. */
 async function startBreakingHost() {
@@ -37,11 +33,8 @@ async function startBreakingHost() {
       setTimeout(() => response.socket?.destroy(), 100);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
   return {
-    url: `http://127.0.0.1:${address.port}/resume`,
+    url: `http://127.0.0.1:${await listenLocally(server)}/resume`,
     received,
     recover: () => {
       breaking = false;
@@ -85,14 +78,12 @@ describe("an agent host that drops the connection mid-answer", () => {
     await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
       waiting_for: ["h"],
     });
-    const completed = await api(
-      dev.base,
-      "POST",
-      new URL(reserved.body.callback.url).pathname,
-      { status: "completed", exit_code: 0, output: "done" },
-      reserved.body.callback.token,
-    );
-    expect(completed.body.disposition).toBe("resume_scheduled");
+    const completed = await postCompletion(reserved.body.callback, {
+      status: "completed",
+      exit_code: 0,
+      output: "done",
+    });
+    expect(completed).toMatchObject({ outcome: "accepted", disposition: "resume_scheduled" });
 
     // Each broken answer is recorded as a failure; the resume stays due, not delivered.
     const failing = await viewWhen(dev.base, sid, (view) => Boolean(view.resume?.last_error));
