@@ -87,6 +87,16 @@ function problemCode(text: string): string {
   }
 }
 
+/** exec-inbox's `outcome` (`accepted`, `duplicate`); `accepted` if it names none; null if not JSON. */
+function deliveredOutcome(text: string): string | null {
+  try {
+    const outcome = (JSON.parse(text) as { outcome?: unknown } | null)?.outcome;
+    return typeof outcome === "string" ? outcome : "accepted";
+  } catch {
+    return null;
+  }
+}
+
 export async function sendCompletion(
   target: SendTarget,
   options: SenderOptions,
@@ -111,9 +121,14 @@ export async function sendCompletion(
       const status = response.status;
       const verdict = verdictOf(status);
       if (verdict === "delivered") {
-        const outcome = (JSON.parse(text) as { outcome?: string }).outcome ?? "accepted";
-        say(`${outcome} (${status})`);
-        return { kind: "delivered", status, outcome };
+        // A 2xx settles the callback whatever its body: resending on a proxy's page would never end.
+        const outcome = deliveredOutcome(text);
+        say(
+          outcome === null
+            ? `delivered (${status}), body not JSON: ${JSON.stringify(text.slice(0, 120))}`
+            : `${outcome} (${status})`,
+        );
+        return { kind: "delivered", status, outcome: outcome ?? "delivered" };
       }
       const code = problemCode(text);
       if (verdict === "final") {

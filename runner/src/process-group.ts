@@ -1,14 +1,17 @@
-// Runs a command as the leader of its own process group and ends the whole group on request.
-// When to end one, and what its exit means, is left to the process table.
+// Runs a command as the leader of its own session (and process group) and ends everything in that
+// session on request. When to end one, and what its exit means, is left to the process table.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { setTimeout as delay } from "node:timers/promises";
 
 export function spawnInGroup(
   command: string,
   workdir: string | undefined,
   env: Record<string, string>,
 ): ChildProcessWithoutNullStreams {
-  // detached: the shell leads a new group (and session), so `sleep | cat` and anything it forks
-  // share one group id, the shell's pid, and one signal reaches them all.
+  // detached: setsid, so the shell leads a new session and group whose id is its pid. `sleep | cat`
+  // share the group; a job moved to a group of its own (`set -m`) stays in the session. Only a
+  // process that calls setsid itself leaves it.
   // --norc: stdin is a socket, which bash takes for rshd and then runs ~/.bashrc unless SHLVL is
   // set (the scrubbed environment has none); a user's rc file must not change what commands do.
   return spawn("/bin/bash", ["--norc", "--noprofile", "-c", command], {
@@ -19,38 +22,96 @@ export function spawnInGroup(
   });
 }
 
-/** Signals every process of the group; false when none is left. */
-export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): boolean {
-  if (pgid === undefined) return false;
+/**
+ * Live (non-zombie) processes whose session id is `sid`, from /proc/<pid>/stat; null where there
+ * is no /proc (not Linux). While one of them lives, no new process can be given the number `sid`,
+ * so every pid found is a descendant of the command's shell.
+ */
+export function sessionMembers(sid: number): number[] | null {
+  let entries: string[];
   try {
-    process.kill(-pgid, signal);
-    return true;
+    entries = readdirSync("/proc");
   } catch {
-    return false; // ESRCH: the group is empty.
+    return null;
+  }
+  const members: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+    } catch {
+      continue; // Exited since the listing.
+    }
+    // Field 2, comm, is in parentheses and may itself hold spaces and ')': the fields after it
+    // start past the last ')'. There: state (3), ppid (4), pgrp (5), session (6).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const pid = Number(entry);
+    if (Number(fields[3]) === sid && fields[0] !== "Z" && pid !== process.pid) members.push(pid);
+  }
+  return members;
+}
+
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ESRCH: gone since the scan.
   }
 }
 
 /**
- * SIGTERM to the group, SIGKILL after `graceMs` if its pipes are still open, and after another
- * `graceMs` stop waiting for the pipes: a process outside the group (one that called setsid)
- * may hold them forever, and an exit must not wait on it.
+ * Signals the group `sid` and every other process of the session `sid`; false when none is left.
+ * The group is signalled at once by the kernel (what it forks meanwhile included); the rest one by
+ * one, as found in /proc. Without /proc, the group only.
  */
-export function endGroup(
+export function signalSession(sid: number | undefined, signal: NodeJS.Signals): boolean {
+  if (sid === undefined) return false;
+  const members = sessionMembers(sid);
+  if (members !== null && members.length === 0) return false;
+  // Only while the session has a member: then the number cannot name someone else's group.
+  try {
+    process.kill(-sid, signal);
+  } catch {
+    // ESRCH: the group is empty; its other members may still be in the session.
+  }
+  for (const pid of members ?? []) signalQuietly(pid, signal);
+  return true;
+}
+
+const someLeft = (sid: number): boolean => (sessionMembers(sid) ?? [sid]).length > 0;
+
+/**
+ * SIGTERM to the command's session (its group included). After `graceMs`, SIGKILL to whatever of
+ * the session is left — whether or not it still holds the output pipes — and, if the pipes are
+ * still open after another `graceMs`, stop waiting for them: a process that left the session with
+ * setsid may hold them for ever, and an exit must not wait on it. Settles when all that is done,
+ * early if the command exited and nothing of its session is left.
+ */
+export async function endSession(
   child: ChildProcessWithoutNullStreams,
-  isOver: () => boolean,
+  exited: Promise<unknown>,
   graceMs: number,
-): void {
-  signalGroup(child.pid, "SIGTERM");
-  const kill = setTimeout(() => {
-    if (isOver()) return;
-    signalGroup(child.pid, "SIGKILL");
-    const release = setTimeout(() => {
-      if (isOver()) return;
-      child.stdout.destroy();
-      child.stderr.destroy();
-      child.stdin.destroy();
-    }, graceMs);
-    release.unref();
-  }, graceMs);
-  kill.unref();
+): Promise<void> {
+  const sid = child.pid;
+  if (sid === undefined) return;
+  let over = false;
+  const ended = exited.then(() => {
+    over = true;
+  });
+  const startedAt = Date.now();
+  signalSession(sid, "SIGTERM");
+  await Promise.race([ended, delay(graceMs)]);
+  if (over && !someLeft(sid)) return;
+  // Exited early but left something behind: it still gets the rest of SIGTERM's grace.
+  const rest = graceMs - (Date.now() - startedAt);
+  if (rest > 0) await delay(rest);
+  // Again while something is left: a process may have forked between a scan and its signal.
+  for (let pass = 0; pass < 5 && signalSession(sid, "SIGKILL"); pass += 1) await delay(20);
+  if (over) return;
+  await Promise.race([ended, delay(graceMs)]);
+  if (over) return;
+  child.stdout.destroy();
+  child.stderr.destroy();
+  child.stdin.destroy();
 }

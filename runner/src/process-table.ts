@@ -4,7 +4,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { childEnvironment } from "./child-env";
 import { OutputBuffer } from "./output-buffer";
-import { endGroup, spawnInGroup } from "./process-group";
+import { endSession, spawnInGroup } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;
 export const DEFAULT_YIELD_MS = 10_000;
@@ -223,12 +223,15 @@ export class ProcessTable {
     return this.answer(process, startedAt, input.max_output_tokens);
   }
 
-  /** Ends the process's whole group (the model asked); false when it had already exited. */
+  /**
+   * Ends the command's whole session (the model asked); false when it had already exited. The
+   * escalation goes on after the answer: `killed` waits for the exit only.
+   */
   kill(sessionId: string): boolean {
     const process = this.get(sessionId);
     if (process.exit !== null || process.child === null) return false;
     process.killRequested = true;
-    this.end(process);
+    void this.end(process);
     return true;
   }
 
@@ -240,16 +243,19 @@ export class ProcessTable {
     return this.answer(process, startedAt, maxOutputTokens);
   }
 
-  /** Refuses new processes and ends every live group; their exits reach the listeners. */
+  /**
+   * Refuses new processes and ends every live command's session; their exits reach the listeners.
+   * Settles once each is over, SIGKILL included for what ignored SIGTERM (at most 2 × grace).
+   */
   async shutdown(): Promise<void> {
     this.closed = true;
     const live = [...this.processes.values()].filter((process) => process.exit === null);
-    for (const process of live) this.end(process);
+    await Promise.all(live.map((process) => this.end(process)));
     await Promise.all(live.map((process) => process.exited));
   }
 
-  private end(process: ManagedProcess): void {
-    if (process.child === null) return;
-    endGroup(process.child, () => process.exit !== null, this.killGraceMs);
+  private end(process: ManagedProcess): Promise<void> {
+    if (process.child === null) return Promise.resolve();
+    return endSession(process.child, process.exited, this.killGraceMs);
   }
 }

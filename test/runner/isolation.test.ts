@@ -40,6 +40,17 @@ describe("what a command can see of the runner (real processes)", () => {
     expect(names).toContain("PATH");
   });
 
+  it("a command running as the runner's user can still read the runner's environment in /proc/$PPID/environ: the scrub is no boundary", async () => {
+    // Pins what README and decision 52 say. If this starts failing, the runner stopped keeping its
+    // settings in its initial environment: update both before changing this test.
+    const runner = await startRunnerProcess(join(root, "proc-environ"));
+    const answer = await run(runner.base, "echo $PPID; tr '\\0' '\\n' < /proc/$PPID/environ");
+    await runner.stop();
+    const [ppid, ...environ] = (answer.output as string).split("\n");
+    expect(Number(ppid)).toBe(runner.pid);
+    expect(environ).toContain(`RUNNER_TOKENS=${RUNNER_TOKEN}`);
+  });
+
   it("a command does not run the ~/.bashrc of the runner's user", async () => {
     const home = join(root, "home");
     mkdirSync(home);

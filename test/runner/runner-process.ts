@@ -136,6 +136,24 @@ export function groupMembers(pgid: number): number[] {
     .map(([pid]) => Number(pid));
 }
 
+/**
+ * Live (non-zombie) processes whose session id is `sid`, read from /proc/<pid>/stat. A command's
+ * shell leads a session of its own, so this is everything it started that did not call setsid,
+ * whatever process group it moved to.
+ */
+export function sessionMembers(sid: number): number[] {
+  return execFileSync("ps", ["-e", "-o", "pid=,sid=,stat="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, session, stat]) => Number(session) === sid && !stat?.startsWith("Z"))
+    .map(([pid]) => Number(pid));
+}
+
+/** For a `finally`: SIGKILL to whatever a failed test left running. */
+export function killQuietly(pids: readonly number[]): void {
+  for (const pid of pids) signalQuietly(pid, "SIGKILL");
+}
+
 export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);

@@ -1,9 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitFor } from "../../scripts/lib/local-stack";
-import { groupMembers, isAlive, killAllRunners } from "./runner-process";
+import {
+  groupMembers,
+  isAlive,
+  killAllRunners,
+  killQuietly,
+  sessionMembers,
+} from "./runner-process";
 import { runnerCall, startFakeInbox, startRunnerProcess } from "./support";
 
 const root = mkdtempSync(join(tmpdir(), "runner-shutdown-"));
@@ -68,6 +74,90 @@ describe("runner shutdown and kill (real processes)", () => {
       expect(stopped.code).toBe(0);
     } finally {
       process.kill(escaped, "SIGKILL");
+    }
+  });
+
+  it("a SIGTERM to the runner also ends what a command moved to a new process group with set -m", async () => {
+    const runner = await startRunnerProcess(join(root, "set-m"), {
+      env: { RUNNER_KILL_GRACE_MS: "300" },
+    });
+    // Job control gives the pipeline a group of its own; it stays in the shell's session.
+    const { pgid } = await background(
+      runner.base,
+      "echo $$; set -m; sleep 123 | cat & echo $!; wait",
+    );
+    const members = sessionMembers(pgid);
+    try {
+      expect(members.length).toBeGreaterThanOrEqual(3);
+      expect(groupMembers(pgid)).toHaveLength(1); // the shell alone: sleep and cat left its group
+      const stopped = await runner.stop("SIGTERM", 15_000);
+      expect(stopped.code).toBe(0);
+      await waitFor(() => (sessionMembers(pgid).length === 0 ? true : undefined), 3000);
+    } finally {
+      killQuietly(members);
+    }
+  });
+
+  it("at shutdown a process of the command's session that ignores SIGTERM is SIGKILLed, even one no longer holding the output", async () => {
+    const runner = await startRunnerProcess(join(root, "set-m-stubborn"), {
+      env: { RUNNER_KILL_GRACE_MS: "300" },
+    });
+    // Its own group, SIGTERM ignored, output elsewhere: once the shell is gone nothing waits on it.
+    const { pgid } = await background(
+      runner.base,
+      "echo $$; set -m; (trap '' TERM; exec sleep 125) >/dev/null 2>&1 </dev/null & wait",
+    );
+    const members = sessionMembers(pgid);
+    try {
+      expect(members).toHaveLength(2);
+      const stopped = await runner.stop("SIGTERM", 15_000);
+      expect(stopped.code).toBe(0);
+      expect(sessionMembers(pgid)).toEqual([]);
+    } finally {
+      killQuietly(members);
+    }
+  });
+
+  it("a kill request also ends what a command moved to a new process group with set -m, SIGKILLing what ignores SIGTERM", async () => {
+    const runner = await startRunnerProcess(join(root, "kill-set-m"), {
+      env: { RUNNER_KILL_GRACE_MS: "300" },
+    });
+    const { handle, pgid } = await background(
+      runner.base,
+      "echo $$; set -m; sleep 123 | cat & trap '' TERM; sleep 124 >/dev/null 2>&1 & wait",
+    );
+    const members = sessionMembers(pgid);
+    try {
+      expect(members.length).toBeGreaterThanOrEqual(4);
+      const killed = await runnerCall(runner.base, `/v1/processes/${handle}/kill`, {});
+      expect(killed).toMatchObject({ status: 200, body: { exit_code: null, killed: true } });
+      await waitFor(() => (sessionMembers(pgid).length === 0 ? true : undefined), 3000);
+      await runner.stop();
+    } finally {
+      killQuietly(members);
+    }
+  });
+
+  it("a process whose name holds spaces and ')' is still found in the command's session and ended", async () => {
+    const runner = await startRunnerProcess(join(root, "odd-comm"), {
+      env: { RUNNER_KILL_GRACE_MS: "300" },
+    });
+    // /proc/<pid>/stat then reads "(z) R 1 1 1 x) S …": a parse that splits on spaces, or cuts at
+    // the first ')', reads 1 as its session id.
+    const bin = join(root, "z) R 1 1 1 x");
+    copyFileSync("/bin/sleep", bin);
+    const { handle, pgid } = await background(
+      runner.base,
+      `echo $$; set -m; '${bin}' 126 & echo $!; wait`,
+    );
+    const members = sessionMembers(pgid);
+    try {
+      expect(members).toHaveLength(2);
+      await runnerCall(runner.base, `/v1/processes/${handle}/kill`, {});
+      await waitFor(() => (sessionMembers(pgid).length === 0 ? true : undefined), 3000);
+      await runner.stop();
+    } finally {
+      killQuietly(members);
     }
   });
 

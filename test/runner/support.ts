@@ -74,12 +74,20 @@ export interface InboxAttempt {
   readonly body: any;
 }
 
+/** A raw answer body, for what a proxy in front of exec-inbox might send instead of JSON. */
+export interface RawReply {
+  readonly contentType: string;
+  readonly text: string;
+}
+
 /**
  * A stand-in for exec-inbox's completion route, for answers the real one cannot be made to give
- * on demand (404, 422, 401 for a valid token): `answer` picks each status, 202 `accepted` if none.
+ * on demand (404, 422, 401 for a valid token): `answer` picks each status, 202 `accepted` if none;
+ * `reply`, when it gives one, replaces the JSON body.
  */
 export async function startFakeInbox(
   answer: (attempt: number, path: string) => number = () => 202,
+  reply: (status: number) => RawReply | undefined = () => undefined,
 ) {
   const attempts: InboxAttempt[] = [];
   const server: Server = createServer((incoming, outgoing) => {
@@ -91,9 +99,14 @@ export async function startFakeInbox(
       const path = incoming.url ?? "/";
       const status = answer(attempts.filter((a) => a.path === path).length + 1, path);
       attempts.push({ path, status, body: JSON.parse(text) });
-      const reply =
+      const raw = reply(status);
+      if (raw !== undefined) {
+        outgoing.writeHead(status, { "content-type": raw.contentType }).end(raw.text);
+        return;
+      }
+      const json =
         status < 300 ? { outcome: "accepted", generation: 1 } : { code: `scripted_${status}` };
-      outgoing.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(reply));
+      outgoing.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(json));
     });
   });
   const port = await freePort();
