@@ -13,7 +13,7 @@ export interface Config {
   readonly agentTokens: readonly AgentToken[];
   /** Why the settings cannot be served (a malformed AGENT_TOKENS or TENANT_SETTINGS); else null. */
   readonly misconfigured: string | null;
-  /** Per-tenant resume targets from TENANT_SETTINGS; a tenant not named uses the globals. */
+  /** Per-tenant resume targets from TENANT_SETTINGS; see `resumeTargetsFor` for the fallbacks. */
   readonly tenants: Readonly<Record<string, TenantSettings>>;
   readonly callbackSecrets: readonly string[];
   readonly resumeSigningSecret: string | null;
