@@ -26,16 +26,23 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Spawns `command` in its own process group (so a kill takes its children too), collecting its output. */
+/**
+ * Spawns `command` in its own process group (so a kill takes its children too), collecting its
+ * output. `env` is added to this process's environment; an undefined value removes the variable.
+ */
 export function spawnCollecting(
   command: string,
   args: string[],
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
+  cwd?: string,
 ): { child: ChildProcess; output: () => string } {
+  const merged: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const name of Object.keys(merged)) if (merged[name] === undefined) delete merged[name];
   const child = spawn(command, args, {
+    cwd,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env },
+    env: merged,
   });
   let output = "";
   child.stdout?.on("data", (chunk) => {

@@ -1,10 +1,10 @@
 // The runner as a real process (`node --import tsx runner/main.ts`, no wrapper, so a signal reaches
 // it), and what tests ask of the operating system: which processes of a group are still alive.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { freePort, waitForHealthy } from "../../scripts/lib/local-stack";
+import { freePort, spawnCollecting, waitForHealthy } from "../../scripts/lib/local-stack";
 
 export const RUNNER_TOKEN = "test-runner-token";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -32,28 +32,17 @@ export function spawnRunner(
   port: number,
   options: RunnerProcessOptions = {},
 ): { child: ChildProcess; output: () => string } {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    RUNNER_PORT: String(port),
-    RUNNER_TOKENS: RUNNER_TOKEN,
-    RUNNER_STATE_DIR: stateDir ?? undefined,
-    ...options.env,
-  };
-  for (const name of Object.keys(env)) if (env[name] === undefined) delete env[name];
-  const child = spawn(process.execPath, ["--import", TSX, join(ROOT, "runner/main.ts")], {
-    cwd: options.cwd ?? ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env,
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  return { child, output: () => output };
+  return spawnCollecting(
+    process.execPath,
+    ["--import", TSX, join(ROOT, "runner/main.ts")],
+    {
+      RUNNER_PORT: String(port),
+      RUNNER_TOKENS: RUNNER_TOKEN,
+      RUNNER_STATE_DIR: stateDir ?? undefined,
+      ...options.env,
+    },
+    options.cwd ?? ROOT,
+  );
 }
 
 const started = new Set<RunnerProcess>();
