@@ -5,6 +5,8 @@ import { defineConfig } from "vitest/config";
 const TEST_BINDINGS = {
   AGENT_TOKENS:
     "test-agent-token,second-agent-token,acme:acme-agent-token,globex:globex-agent-token",
+  OPERATOR_TOKENS: "test-operator-token",
+  AUDIT_MAX_EVENTS: "40",
   CALLBACK_SECRETS: "test-callback-secret-new,test-callback-secret-old",
   RESUME_SIGNING_SECRET: "whsec_dGVzdC1yZXN1bWUtc2lnbmluZy1zZWNyZXQtMDEyMzQ1Njc4OQ==",
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",

@@ -4,6 +4,7 @@ import type { SessionObject } from "./session-object/session-object";
 export interface Env {
   readonly SESSIONS: DurableObjectNamespace<SessionObject>;
   readonly AGENT_TOKENS?: string;
+  readonly OPERATOR_TOKENS?: string;
   readonly CALLBACK_SECRETS?: string;
   readonly RESUME_SIGNING_SECRET?: string;
   readonly RESUME_WEBHOOK_URL?: string;
@@ -14,6 +15,8 @@ export interface Env {
   readonly RESUME_MAX_ATTEMPTS?: string;
   readonly RESUME_CLAIM_TIMEOUT_MS?: string;
   readonly MAX_OUTPUT_BYTES?: string;
+  readonly AUDIT_MAX_EVENTS?: string;
+  readonly AUDIT_RETENTION_MS?: string;
   /** JSON text (`--var`) or a table (`[vars]`): per-tenant resume targets. */
   readonly TENANT_SETTINGS?: string | Record<string, unknown>;
 }

@@ -1,7 +1,7 @@
 // The runner's HTTP API: bearer auth, validated tool calls, callback arming, problem+json errors.
 import { Hono } from "hono";
 import { z } from "zod";
-import { bearerToken, isAgentToken } from "../../src/auth/agent-token";
+import { bearerToken, isListedToken } from "../../src/auth/agent-token";
 import { jsonBody } from "../../src/http/body";
 import { problem } from "../../src/http/problem";
 import { ShuttingDown, TooManyProcesses, UnknownProcess } from "./process-table";
@@ -71,7 +71,7 @@ export function runnerApp(runner: Runner, runnerTokens: readonly string[]): Hono
     }),
   );
   app.use("/v1/*", async (c, next) => {
-    if (!isAgentToken(bearerToken(c.req.header("authorization")), runnerTokens)) {
+    if (!isListedToken(bearerToken(c.req.header("authorization")), runnerTokens)) {
       return problem("unauthorized", "missing or invalid runner token");
     }
     return next();

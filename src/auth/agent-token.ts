@@ -25,8 +25,8 @@ export function tenantOfToken(
   return tenant;
 }
 
-/** True when the token is one of `tokens` (tenant-less lists, e.g. the runner's RUNNER_TOKENS). */
-export const isAgentToken = (token: string | null, tokens: readonly string[]): boolean =>
+/** True when the token is one of `tokens` (tenant-less lists: OPERATOR_TOKENS, RUNNER_TOKENS). */
+export const isListedToken = (token: string | null, tokens: readonly string[]): boolean =>
   tenantOfToken(
     token,
     tokens.map((candidate) => ({ tenant: "", token: candidate })),

@@ -4,6 +4,7 @@ import type { Config } from "../domain/config";
 
 export const DEV_SECRETS = {
   AGENT_TOKENS: "dev-agent-token",
+  OPERATOR_TOKENS: "dev-operator-token",
   CALLBACK_SECRETS: "dev-callback-secret-0123456789abcdef0123456789abcdef",
   RESUME_SIGNING_SECRET: "whsec_ZGV2LXJlc3VtZS1zaWduaW5nLXNlY3JldC0wMTIzNDU2Nzg5",
 } as const;
@@ -15,6 +16,7 @@ export function servesDevSecretsRemotely(config: Config, hostname: string): bool
   if (LOOPBACK.test(hostname)) return false;
   return (
     config.agentTokens.some((entry) => entry.token === DEV_SECRETS.AGENT_TOKENS) ||
+    config.operatorTokens.includes(DEV_SECRETS.OPERATOR_TOKENS) ||
     config.callbackSecrets.includes(DEV_SECRETS.CALLBACK_SECRETS) ||
     config.resumeSigningSecret === DEV_SECRETS.RESUME_SIGNING_SECRET
   );

@@ -15,6 +15,8 @@ export interface Config {
   readonly misconfigured: string | null;
   /** Per-tenant resume targets from TENANT_SETTINGS; see `resumeTargetsFor` for the fallbacks. */
   readonly tenants: Readonly<Record<string, TenantSettings>>;
+  /** OPERATOR_TOKENS: bearer tokens of /v1/ops/* and the console; no tenant, no agent route. */
+  readonly operatorTokens: readonly string[];
   readonly callbackSecrets: readonly string[];
   readonly resumeSigningSecret: string | null;
   readonly resumeWebhookUrl: string | null;
@@ -25,6 +27,8 @@ export interface Config {
   readonly resumeMaxAttempts: number;
   readonly resumeClaimTimeoutMs: number;
   readonly maxOutputBytes: number;
+  readonly auditMaxEvents: number;
+  readonly auditRetentionMs: number;
 }
 
 export const DEFAULTS = {
@@ -33,6 +37,8 @@ export const DEFAULTS = {
   resumeMaxAttempts: 12,
   resumeClaimTimeoutMs: 10 * 60 * 1000,
   maxOutputBytes: 256 * 1024,
+  auditMaxEvents: 1000,
+  auditRetentionMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
 
 type Vars = Readonly<Record<string, unknown>>;
@@ -93,6 +99,7 @@ export function readConfig(vars: Vars): Config {
         ? tenants.reason
         : malformedAllowlist(allowlist, tenants.settings),
     tenants: tenants.ok ? tenants.settings : {},
+    operatorTokens: list(vars, "OPERATOR_TOKENS"),
     callbackSecrets: list(vars, "CALLBACK_SECRETS"),
     resumeSigningSecret: text(vars, "RESUME_SIGNING_SECRET"),
     resumeWebhookUrl: text(vars, "RESUME_WEBHOOK_URL"),
@@ -107,6 +114,8 @@ export function readConfig(vars: Vars): Config {
       DEFAULTS.resumeClaimTimeoutMs,
     ),
     maxOutputBytes: positiveInt(vars, "MAX_OUTPUT_BYTES", DEFAULTS.maxOutputBytes),
+    auditMaxEvents: positiveInt(vars, "AUDIT_MAX_EVENTS", DEFAULTS.auditMaxEvents),
+    auditRetentionMs: positiveInt(vars, "AUDIT_RETENTION_MS", DEFAULTS.auditRetentionMs),
   };
 }
 

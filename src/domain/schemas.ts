@@ -118,6 +118,11 @@ export const jobsQuery = z.strictObject({
   limit: pageLimit,
 });
 
+export const eventsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit: pageLimit,
+});
+
 export const notificationsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).default(0),
   wait_ms: z.coerce.number().int().min(0).max(30_000).default(0),

@@ -65,7 +65,8 @@ export interface JobResult {
   readonly output: string;
   readonly outputTruncated: boolean;
   readonly outputBytesTotal: number;
-  readonly endedBy: EndedBy | null;
+  /** `operator`: an operator marked the job lost (never sent by a runner). */
+  readonly endedBy: EndedBy | "operator" | null;
 }
 
 export interface Job {

@@ -1,6 +1,6 @@
 // The Hono app: body-size guard, configuration, authentication, the resource routes and error mapping.
 import { Hono } from "hono";
-import { bearerToken, tenantOfToken } from "../auth/agent-token";
+import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { readConfig } from "../domain/config";
 import { HEALTH_OBJECT_NAME } from "../domain/tenants";
@@ -10,6 +10,7 @@ import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
 import { openApiDocument } from "./openapi";
+import { opsRoutes } from "./ops";
 import { problem } from "./problem";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
@@ -41,6 +42,14 @@ export function createApp(): Hono<AppEnv> {
       return problem("unauthorized", "more than one Authorization credential: send exactly one");
     }
     if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
+    // Operators and agents hold different tokens: neither opens the other's routes.
+    if (c.req.path.startsWith("/v1/ops/")) {
+      const operator = isListedToken(
+        bearerToken(c.req.header("authorization")),
+        c.var.config.operatorTokens,
+      );
+      return operator ? next() : problem("unauthorized", "missing or invalid operator token");
+    }
     const tenant = tenantOfToken(
       bearerToken(c.req.header("authorization")),
       c.var.config.agentTokens,
@@ -61,6 +70,7 @@ export function createApp(): Hono<AppEnv> {
   runRoutes(app);
   jobRoutes(app);
   inboxRoutes(app);
+  opsRoutes(app);
 
   app.notFound(() => problem("not_found", "no such route"));
   app.onError((error) => {

@@ -158,6 +158,19 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "the session row names its tenant; sessions from before tenants are the default's",
     sql: `ALTER TABLE session ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';`,
   },
+  {
+    id: 5,
+    description: "the audit trail: one row per event, keyed by seq (time grows with it); no index",
+    sql: `
+      CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('completion', 'delivery', 'run_registered', 'run_suspended',
+          'run_finished', 'claim', 'ack', 'ceiling', 'operator')),
+        detail TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

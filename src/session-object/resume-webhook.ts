@@ -20,7 +20,10 @@ export function signWebhook(
   return `v1,${signature}`;
 }
 
-export type DeliveryOutcome = { delivered: true } | { delivered: false; error: string };
+/** `status` is the host's HTTP status, null when none arrived (network error, timeout, no secret). */
+export type DeliveryOutcome =
+  | { delivered: true; status: number }
+  | { delivered: false; status: number | null; error: string };
 
 /** The most of an answer's body read before it is cancelled: hosts answer with a few bytes. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -56,7 +59,7 @@ export async function postResume(
   nowMs: number,
 ): Promise<DeliveryOutcome> {
   if (signingSecret === null)
-    return { delivered: false, error: "RESUME_SIGNING_SECRET is not set" };
+    return { delivered: false, status: null, error: "RESUME_SIGNING_SECRET is not set" };
   const body = JSON.stringify(payload);
   const timestamp = Math.floor(nowMs / 1000);
   let response: Response;
@@ -74,8 +77,8 @@ export async function postResume(
       body,
     });
   } catch (error) {
-    if (isTimeout(error)) return { delivered: false, error: "timed out after 10 s" };
-    return { delivered: false, error: `network error: ${messageOf(error)}` };
+    if (isTimeout(error)) return { delivered: false, status: null, error: "timed out after 10 s" };
+    return { delivered: false, status: null, error: `network error: ${messageOf(error)}` };
   }
   const ok = response.status >= 200 && response.status < 300;
   try {
@@ -84,9 +87,17 @@ export async function postResume(
     const broken = isTimeout(error)
       ? "did not finish its body within 10 s"
       : `broke off its body (${messageOf(error)})`;
-    return { delivered: false, error: `agent host answered ${response.status} but ${broken}` };
+    return {
+      delivered: false,
+      status: response.status,
+      error: `agent host answered ${response.status} but ${broken}`,
+    };
   }
   return ok
-    ? { delivered: true }
-    : { delivered: false, error: `agent host answered ${response.status}` };
+    ? { delivered: true, status: response.status }
+    : {
+        delivered: false,
+        status: response.status,
+        error: `agent host answered ${response.status}`,
+      };
 }

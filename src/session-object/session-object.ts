@@ -2,6 +2,7 @@
 // It keeps only the session core in memory; rules live in src/domain, SQL in the store.
 import { DurableObject } from "cloudflare:workers";
 import { tokenForReservation } from "../auth/callback-token";
+import { type AuditEvent, idsEvent, type StoredEvent } from "../domain/audit";
 import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Ctx, Decision, Effect } from "../domain/decision";
 import { IN_FLIGHT_MARGIN_MS, nextDueAt, recordDelivery, tick } from "../domain/delivery";
@@ -19,6 +20,7 @@ import {
   JOB_PAGE_MAX_BYTES,
   MESSAGE_PAGE_MAX_BYTES,
 } from "../domain/limits";
+import { expireWaitNow, markLost, redeliverFailed } from "../domain/operator";
 import {
   appendMessage,
   createSession,
@@ -27,7 +29,7 @@ import {
   requireActiveRun,
   suspendRun,
 } from "../domain/session";
-import type { JobResult, Role, Session, Wake } from "../domain/state";
+import { type JobResult, type Role, type Session, sessionStatus, type Wake } from "../domain/state";
 import { DEFAULT_TENANT } from "../domain/tenants";
 import {
   type JobSummaryView,
@@ -41,6 +43,7 @@ import {
 } from "../domain/view";
 import type { Env } from "../env";
 import { PhysicalAlarm } from "./alarm";
+import { AuditStore } from "./audit-store";
 import { meteredSql, type SqlMeter } from "./metered-sql";
 import { hasSchema, migrate } from "./migrations";
 import { postResume } from "./resume-webhook";
@@ -68,6 +71,7 @@ export class SessionObject extends DurableObject<Env> {
   private retainedSince: number | null = null;
   private readonly config: Config;
   private readonly waiters = new Waiters();
+  private readonly audit: AuditStore;
   private readonly physicalAlarm: PhysicalAlarm;
   private readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
   private readonly metered: { sql: SqlStorage; settle(): void };
@@ -77,6 +81,7 @@ export class SessionObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = readConfig(env as unknown as Record<string, unknown>);
+    this.audit = new AuditStore(this.config);
     this.physicalAlarm = new PhysicalAlarm(ctx.storage);
     this.metered = meteredSql(ctx.storage.sql, this.meter);
     void ctx.blockConcurrencyWhile(async () => {
@@ -117,19 +122,23 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * Persists a decision over the rows it was given and swaps the core in one synchronous block:
-   * no await between them. `also` runs in the same transaction (SQL over rows not loaded).
+   * no await between them. `also` runs in the same transaction (SQL over rows not loaded), and
+   * so do the audit events, so the trail never records a change that did not commit, or misses one.
    */
   private commit<T>(
     loaded: Session | null,
     decision: Decision<T>,
     also?: (sql: SqlStorage) => boolean,
+    events: (value: T, state: Session) => readonly AuditEvent[] = () => [],
   ): Result<T> & { effects?: readonly Effect[] } {
     if (!decision.ok) return decision;
+    const recorded = decision.state === null ? [] : events(decision.value, decision.state);
     const before = this.core;
     let moved = false;
     this.ctx.storage.transactionSync(() => {
       store.persistSession(this.sql, loaded, decision.state);
       moved = also?.(this.sql) ?? false;
+      for (const event of recorded) this.audit.append(this.sql, Date.now(), event);
     });
     this.core = decision.state === null ? null : coreOf(decision.state);
     if (this.core === null) this.retainedSince = null;
@@ -149,12 +158,13 @@ export class SessionObject extends DurableObject<Env> {
   private decide<T>(
     load: (core: Session, sql: SqlStorage, now: number) => Session,
     decide: (loaded: Session, now: number) => Decision<T>,
+    events?: (value: T, state: Session) => readonly AuditEvent[],
   ): Result<T> {
     const core = this.core;
     if (core === null) return fail("not_found", "no such session");
     const now = Date.now();
     const loaded = this.read((sql) => load(core, sql, now));
-    const result = this.commit(loaded, decide(loaded, now));
+    const result = this.commit(loaded, decide(loaded, now), undefined, events);
     return result.ok ? { ok: true, value: result.value } : result;
   }
 
@@ -214,8 +224,16 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
-  async remove(): Promise<Result<null>> {
+  async remove(cmd: { by: "agent" | "operator" } = { by: "agent" }): Promise<Result<null>> {
     if (this.core === null) return fail("not_found", "no such session");
+    // The trail goes with the storage it lives in (contract: a deleted session keeps nothing), so
+    // an operator's delete leaves this line in the Worker's log instead.
+    if (cmd.by === "operator") {
+      console.log(
+        `operator deleted session ${this.core.tenant}/${this.core.id} (${this.core.lifetime})`,
+      );
+    }
+    this.audit.forget();
     this.core = null;
     this.retainedSince = null;
     this.waiters.wakeAll();
@@ -263,6 +281,7 @@ export class SessionObject extends DurableObject<Env> {
       (core) => core,
       (session, now) =>
         registerRun(session, { runId: cmd.runId ?? newId("run"), resumeId: cmd.resumeId }, now),
+      (value) => [{ type: "run_registered", run_id: value.run_id, resume_id: cmd.resumeId }],
     );
   }
 
@@ -275,6 +294,15 @@ export class SessionObject extends DurableObject<Env> {
     const result = this.decide(
       (core, sql) => ({ ...core, jobs: store.loadJobs(sql, cmd.handles, false) }),
       (session, now) => suspendRun(session, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
+      (_, state) => [
+        {
+          type: "run_suspended",
+          run_id: cmd.runId,
+          waiting_for: state.wait?.handles ?? [],
+          wake: cmd.wake,
+          ceiling_at: state.wait === null ? "" : new Date(state.wait.ceilingAt).toISOString(),
+        },
+      ],
     );
     return result.ok ? this.viewOf(this.core) : result;
   }
@@ -287,6 +315,7 @@ export class SessionObject extends DurableObject<Env> {
         return core;
       },
       (session, now) => finishRun(session, { ...cmd, resumeId: newId("rs"), pending }, now),
+      (_, state) => [{ type: "run_finished", run_id: cmd.runId, status: sessionStatus(state) }],
     );
     return result.ok ? this.viewOf(this.core) : result;
   }
@@ -393,11 +422,28 @@ export class SessionObject extends DurableObject<Env> {
             jobs: store.loadJobs(sql, [cmd.handle], true),
             purged: cmd.tokenSeq === null ? store.loadTombstones(sql, [cmd.handle]) : {},
           }));
+    const event = (outcome: string, disposition: string | null): AuditEvent => ({
+      type: "completion",
+      handle: cmd.handle,
+      outcome,
+      disposition,
+      ...(core !== null && core.lifetime !== cmd.lifetime ? { token_lifetime: cmd.lifetime } : {}),
+    });
     const result = this.commit(
       loaded,
       completeJob(loaded, { ...cmd, resumeId: newId("rs") }, this.ctxAt(now)),
+      undefined,
+      (reply) => [event(reply.outcome, reply.outcome === "accepted" ? reply.disposition : null)],
     );
+    // A refusal changes nothing but the trail; a session that does not exist keeps no trail.
+    if (!result.ok && this.core !== null) this.record(event(result.code, null));
     return result.ok ? { ok: true, value: result.value } : result;
+  }
+
+  /** Records an event that comes with no change of state, in its own transaction. */
+  private record(event: AuditEvent): void {
+    this.ctx.storage.transactionSync(() => this.audit.append(this.sql, Date.now(), event));
+    this.metered.settle();
   }
 
   // ---- inbox -----------------------------------------------------------------------------
@@ -427,6 +473,15 @@ export class SessionObject extends DurableObject<Env> {
         inbox: store.loadClaimable(sql, now, cmd.max, CLAIM_ANSWER_MAX_BYTES),
       }),
       (session, now) => claim(session, cmd, now),
+      (value) =>
+        value.claims.length === 0
+          ? []
+          : [
+              idsEvent(
+                "claim",
+                value.claims.map((item) => item.envelope.id),
+              ),
+            ],
     );
   }
 
@@ -434,6 +489,47 @@ export class SessionObject extends DurableObject<Env> {
     return this.decide(
       (core, sql) => ({ ...core, inbox: store.loadForAck(sql, cmd.ids) }),
       (session, now) => ack(session, cmd.ids, now),
+      (value) => (value.acked.length === 0 ? [] : [idsEvent("ack", value.acked)]),
+    );
+  }
+
+  // ---- operators -------------------------------------------------------------------------
+
+  /** The audit trail, oldest first, paged by seq. */
+  events(cmd: {
+    after: number;
+    limit: number;
+  }): Result<{ events: StoredEvent[]; next_after: number | null }> {
+    if (this.core === null) return fail("not_found", "no such session");
+    return { ok: true, value: this.read((sql) => this.audit.page(sql, Date.now(), cmd)) };
+  }
+
+  redeliver(): Result<{ resume_id: string }> {
+    return this.decide(
+      (core) => core,
+      (session, now) => redeliverFailed(session, { resumeId: newId("rs") }, now),
+      (value) => [{ type: "operator", action: "redeliver", resume_id: value.resume_id }],
+    );
+  }
+
+  expireWaitNow(): Result<SessionView> {
+    const result = this.decide(
+      (core, sql) => ({
+        ...core,
+        jobs: core.wait === null ? {} : store.loadJobs(sql, core.wait.handles, false),
+      }),
+      (session, now) => expireWaitNow(session, { resumeId: newId("rs") }, now),
+      () => [{ type: "operator", action: "expire_wait" }],
+    );
+    return result.ok ? this.viewOf(this.core) : result;
+  }
+
+  markLost(cmd: { handle: string }): Result<CompletionReply> {
+    return this.decide(
+      (core, sql) => ({ ...core, jobs: store.loadJobs(sql, [cmd.handle], true) }),
+      (session, now) =>
+        markLost(session, { handle: cmd.handle, resumeId: newId("rs") }, this.ctxAt(now)),
+      () => [{ type: "operator", action: "mark_lost", handle: cmd.handle }],
     );
   }
 
@@ -508,11 +604,20 @@ export class SessionObject extends DurableObject<Env> {
           this.ctxAt(now),
         );
         const purgeBefore = decision.ok ? decision.value.purgeBefore : null;
-        const result = this.commit(input.loaded, decision, (sql) => {
-          if (purgeBefore === null) return false;
-          store.purgeBefore(sql, purgeBefore, now);
-          return true;
-        });
+        const result = this.commit(
+          input.loaded,
+          decision,
+          (sql) => {
+            if (purgeBefore === null) return false;
+            store.purgeBefore(sql, purgeBefore, now);
+            return true;
+          },
+          // Only a ceiling clears a wait in a tick.
+          (_, state) =>
+            wait !== null && state.wait === null
+              ? [{ type: "ceiling", handles: wait.handles }]
+              : [],
+        );
         for (const effect of (result.ok && result.effects) || []) await this.deliver(effect);
       }
     } finally {
@@ -521,12 +626,21 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private async deliver(effect: Effect): Promise<void> {
+    const started = Date.now();
     const outcome = await postResume(
       effect.url,
       effect.payload,
       this.config.resumeSigningSecret,
-      Date.now(),
+      started,
     );
+    const attempt: AuditEvent = {
+      type: "delivery",
+      resume_id: effect.payload.resume_id,
+      attempt: effect.attempt,
+      status: outcome.status,
+      error: outcome.delivered ? null : outcome.error,
+      duration_ms: Date.now() - started,
+    };
     // The fetch let other requests in: the domain re-checks that this resume is still the one due.
     const core = this.core;
     if (core === null) return;
@@ -542,6 +656,8 @@ export class SessionObject extends DurableObject<Env> {
         },
         this.ctxAt(Date.now()),
       ),
+      undefined,
+      () => [attempt],
     );
   }
 }

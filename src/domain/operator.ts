@@ -1,0 +1,75 @@
+// Operator actions (contract §8): redeliver a failed resume, expire a wait now, mark a running job
+// lost. Each is a pure rule over the loaded session; recording it in the audit trail is the shell's.
+import type { Ctx, Decision } from "./decision";
+import { fail } from "./errors";
+import { type CompletionReply, completeJob } from "./jobs";
+import { type JobResult, jobStatus, type Session, sessionStatus } from "./state";
+import { expireWait, scheduleResume } from "./wake";
+
+/** A failed resume gets a new one with a new `resume_id` and the same reason. */
+export function redeliverFailed(
+  session: Session,
+  cmd: { resumeId: string },
+  now: number,
+): Decision<{ resume_id: string }> {
+  const failed = session.resume;
+  if (failed === null || failed.state !== "failed") {
+    return fail("invalid_transition", "no resume of this session has failed");
+  }
+  if (session.run !== null) {
+    return fail("invalid_transition", "a run is active: it sees the inbox without a resume");
+  }
+  const next = scheduleResume(
+    { ...session, resume: null },
+    failed.reason,
+    cmd.resumeId,
+    now,
+  ).session;
+  return { ok: true, state: next, value: { resume_id: cmd.resumeId }, effects: [] };
+}
+
+/** The armed wait ends now exactly as its ceiling would (the jobs it waits on must be loaded). */
+export function expireWaitNow(
+  session: Session,
+  cmd: { resumeId: string },
+  now: number,
+): Decision<{ status: ReturnType<typeof sessionStatus> }> {
+  const wait = session.wait;
+  if (wait === null) return fail("invalid_transition", "no wait is armed");
+  const expired = expireWait({ ...session, wait: { ...wait, ceilingAt: now } }, cmd.resumeId, now);
+  return { ok: true, state: expired, value: { status: sessionStatus(expired) }, effects: [] };
+}
+
+export const OPERATOR_LOST: JobResult = {
+  status: "lost",
+  exitCode: null,
+  output: "",
+  outputTruncated: false,
+  outputBytesTotal: 0,
+  endedBy: "operator",
+};
+
+/** A running job gets the result `lost`, woken like any lost result (the job must be loaded). */
+export function markLost(
+  session: Session,
+  cmd: { handle: string; resumeId: string },
+  ctx: Ctx,
+): Decision<CompletionReply> {
+  const job = session.jobs[cmd.handle];
+  if (job === undefined) return fail("not_found", `no job ${cmd.handle}`);
+  if (jobStatus(job) !== "running") {
+    return fail("invalid_transition", `job ${cmd.handle} already has a result`);
+  }
+  return completeJob(
+    session,
+    {
+      lifetime: session.lifetime,
+      handle: cmd.handle,
+      tokenSeq: job.seq,
+      result: OPERATOR_LOST,
+      observed: false,
+      resumeId: cmd.resumeId,
+    },
+    ctx,
+  );
+}

@@ -1,0 +1,260 @@
+// Operators (contract §8): their own tokens, each session's audit trail, and the actions that mend
+// a stuck agent — each recorded, each refused with a typed error when it does not apply.
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import {
+  call,
+  claim,
+  complete,
+  createSession,
+  deliveries,
+  fireAlarm,
+  registerRun,
+  reserve,
+  result,
+  scriptHost,
+  stubOf,
+  suspend,
+  suspendedOn,
+  uniqueId,
+  view,
+} from "../support/api";
+
+const OPERATOR = "test-operator-token";
+const ops = (method: string, path: string, body?: unknown) =>
+  call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR, body });
+const events = async (sid: string, query = "") =>
+  (await ops("GET", `${sid}/events${query}`)).body.events as Array<Record<string, unknown>>;
+const until = (check: () => Promise<void>, timeout = 15_000) =>
+  vi.waitFor(check, { timeout, interval: 100 });
+
+describe("operator authentication", () => {
+  it("agent tokens do not open operator routes, and operator tokens do not open agent routes", async () => {
+    const sid = uniqueId("tokens");
+    await createSession(sid);
+    for (const token of ["test-agent-token", "acme-agent-token", null, "wrong"]) {
+      const answer = await call("GET", `/v1/ops/sessions/default/${sid}`, { token });
+      expect([String(token), answer.status, answer.body.code]).toEqual([
+        String(token),
+        401,
+        "unauthorized",
+      ]);
+    }
+    const agentRoute = await call("GET", `/v1/sessions/${sid}`, { token: OPERATOR });
+    expect([agentRoute.status, agentRoute.body.code]).toEqual([401, "unauthorized"]);
+    expect((await ops("GET", sid)).body).toMatchObject({ id: sid, tenant: "default" });
+  });
+
+  it("an operator reaches a session of any tenant by its tenant in the path; unknown ones are 404", async () => {
+    const sid = uniqueId("any-tenant");
+    await call("POST", "/v1/sessions", { token: "acme-agent-token", body: { id: sid } });
+    const seen = await call("GET", `/v1/ops/sessions/acme/${sid}`, { token: OPERATOR });
+    expect(seen.body).toMatchObject({ id: sid, tenant: "acme" });
+    for (const path of [`default/${sid}`, `globex/${sid}`, `Acme/${sid}`, `acme/..`]) {
+      const answer = await call("GET", `/v1/ops/sessions/${path}`, { token: OPERATOR });
+      expect([path, answer.status]).toEqual([path, 404]);
+    }
+  });
+});
+
+describe("the audit trail", () => {
+  it("records a session's story in order: run, suspend, completions of each outcome, delivery, claim, ack, finish", async () => {
+    const sid = uniqueId("story");
+    const { tokens, runId } = await suspendedOn(sid, ["h1"]);
+    expect((await complete(sid, "h1", tokens.h1!, result(0, "out"))).status).toBe(202);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
+    await until(async () => expect((await events(sid)).map((e) => e.type)).toContain("delivery"));
+    expect((await complete(sid, "h1", tokens.h1!, result(0, "out"))).status).toBe(200);
+    expect((await complete(sid, "h1", tokens.h1!, result(1, "other"))).status).toBe(409);
+    const resumeId = (await view(sid)).resume.resume_id;
+    const woken = await registerRun(sid, { resume_id: resumeId });
+    const claimed = (await claim(sid)).body.claims;
+    await call("POST", `/v1/sessions/${sid}/inbox/ack`, {
+      body: { ids: [claimed[0].envelope.id] },
+    });
+    await call("POST", `/v1/sessions/${sid}/runs/${woken}/finish`);
+
+    const trail = await events(sid);
+    expect(trail.map((event) => event.type)).toEqual([
+      "run_registered",
+      "run_suspended",
+      "completion",
+      "delivery",
+      "completion",
+      "completion",
+      "run_registered",
+      "claim",
+      "ack",
+      "run_finished",
+    ]);
+    expect(trail.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(trail[0]).toMatchObject({ run_id: runId, resume_id: null });
+    expect(trail[1]).toMatchObject({ run_id: runId, waiting_for: ["h1"], wake: "all" });
+    expect([trail[2], trail[4], trail[5]]).toMatchObject([
+      { handle: "h1", outcome: "accepted", disposition: "resume_scheduled" },
+      { handle: "h1", outcome: "duplicate", disposition: null },
+      { handle: "h1", outcome: "result_conflict", disposition: null },
+    ]);
+    expect(trail[3]).toMatchObject({ resume_id: resumeId, attempt: 1, status: 200, error: null });
+    expect(typeof trail[3]?.duration_ms).toBe("number");
+    expect(trail[6]).toMatchObject({ run_id: woken, resume_id: resumeId });
+    expect(trail[7]).toMatchObject({ count: 1, ids: [claimed[0].envelope.id] });
+    expect(trail[8]).toMatchObject({ count: 1, ids: [claimed[0].envelope.id] });
+    expect(trail[9]).toMatchObject({ run_id: woken, status: "idle" });
+    expect(Date.parse(String(trail[0]?.at))).toBeGreaterThan(0);
+  });
+
+  it("a failed delivery is recorded with its status and error", async () => {
+    const sid = uniqueId("failed-attempt");
+    await scriptHost(sid, [503]);
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    await complete(sid, "h1", tokens.h1!, result(0, "x"));
+    await until(async () =>
+      expect((await events(sid)).filter((e) => e.type === "delivery")).toHaveLength(1),
+    );
+    const [attempt] = (await events(sid)).filter((event) => event.type === "delivery");
+    expect(attempt).toMatchObject({ attempt: 1, status: 503, error: "agent host answered 503" });
+  });
+
+  it("a completion of an ended lifetime is recorded by the lifetime that refused it", async () => {
+    const sid = uniqueId("old-lifetime");
+    const first = await createSession(sid);
+    const { callback } = await reserve(sid, "h1");
+    await call("DELETE", `/v1/sessions/${sid}`);
+    await createSession(sid);
+    const refused = await complete(sid, "h1", callback.token, result(0, "late"));
+    expect(refused.status).toBe(410);
+    expect(await events(sid)).toMatchObject([
+      {
+        type: "completion",
+        handle: "h1",
+        outcome: "lifetime_ended",
+        token_lifetime: first.lifetime,
+      },
+    ]);
+  });
+
+  it("a completion for a session that does not exist leaves no trail and no storage", async () => {
+    const sid = uniqueId("gone");
+    await createSession(sid);
+    const { callback } = await reserve(sid, "h1");
+    await call("DELETE", `/v1/sessions/${sid}`);
+    expect((await complete(sid, "h1", callback.token, result(0, "late"))).status).toBe(410);
+    expect((await ops("GET", `${sid}/events`)).status).toBe(404);
+  });
+
+  it("a ceiling that fires is recorded with the handles it gave up on", async () => {
+    const sid = uniqueId("ceiling");
+    await createSession(sid);
+    await reserve(sid, "h1");
+    await reserve(sid, "h2");
+    const runId = await registerRun(sid);
+    await suspend(sid, runId, ["h1", "h2"], { ceiling_ms: 1000 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await fireAlarm(sid);
+    expect((await events(sid)).find((event) => event.type === "ceiling")).toMatchObject({
+      handles: ["h1", "h2"],
+    });
+  });
+
+  it("keeps only the newest AUDIT_MAX_EVENTS events (40 here), paged by seq", async () => {
+    const sid = uniqueId("bounded");
+    await createSession(sid);
+    const { callback } = await reserve(sid, "h1");
+    await complete(sid, "h1", callback.token, result(0, "x"));
+    for (let i = 0; i < 99; i += 1) await complete(sid, "h1", callback.token, result(0, "x"));
+    const all = (await ops("GET", `${sid}/events?limit=500`)).body.events as { seq: number }[];
+    // 100 completions and the resume's delivery: the newest 40 remain, whatever the order.
+    expect(all).toHaveLength(40);
+    const last = all.at(-1)?.seq ?? 0;
+    expect(last).toBeGreaterThanOrEqual(100);
+    expect(all.map((event) => event.seq)).toEqual(
+      Array.from({ length: 40 }, (_, i) => last - 39 + i),
+    );
+    const first = (await ops("GET", `${sid}/events?limit=25`)).body;
+    expect(first.events).toHaveLength(25);
+    expect(first.next_after).toBe(last - 15);
+    const rest = (await ops("GET", `${sid}/events?after=${first.next_after}&limit=25`)).body;
+    expect(rest.events).toHaveLength(15);
+    expect(rest.next_after).toBeNull();
+    // Rows beyond the bound are deleted too, not only hidden.
+    const rows = await runInDurableObject(
+      stubOf(sid),
+      (_, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM audit").one().n,
+    );
+    expect(rows).toBeLessThan(40 + 32);
+    const bad = await ops("GET", `${sid}/events?limit=0`);
+    expect([bad.status, bad.body.code]).toEqual([422, "invalid_request"]);
+  });
+});
+
+describe("operator actions", () => {
+  it("expire-wait ends an armed wait now, as its ceiling would, and is refused when none is armed", async () => {
+    const sid = uniqueId("expire");
+    await suspendedOn(sid, ["h1"]);
+    const expired = await ops("POST", `${sid}/expire-wait`);
+    expect(expired.status).toBe(200);
+    expect(expired.body).toMatchObject({ status: "resuming", waiting_for_bash: null });
+    expect(expired.body.resume.reason).toBe("background_exec_wait_expired");
+    const again = await ops("POST", `${sid}/expire-wait`);
+    expect([again.status, again.body.code]).toEqual([409, "invalid_transition"]);
+    expect((await events(sid)).filter((e) => e.type === "operator")).toMatchObject([
+      { action: "expire_wait" },
+    ]);
+  });
+
+  it("mark-lost gives a running job the result lost, ended_by operator, and wakes like any lost result", async () => {
+    const sid = uniqueId("lost");
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    const marked = await ops("POST", `${sid}/exec-jobs/h1/mark-lost`);
+    expect([marked.status, marked.body.outcome]).toEqual([200, "accepted"]);
+    const job = (await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
+    expect(job).toMatchObject({ status: "lost", ended_by: "operator", exit_code: null });
+    expect((await view(sid)).resume.reason).toBe("background_exec_outcome_unknown");
+    // The runner's late result now conflicts: the first result wins.
+    expect((await complete(sid, "h1", tokens.h1!, result(0, "late"))).status).toBe(409);
+    const again = await ops("POST", `${sid}/exec-jobs/h1/mark-lost`);
+    expect([again.status, again.body.code]).toEqual([409, "invalid_transition"]);
+    const unknown = await ops("POST", `${sid}/exec-jobs/nope/mark-lost`);
+    expect([unknown.status, unknown.body.code]).toEqual([404, "not_found"]);
+    expect((await events(sid)).filter((e) => e.type === "operator")).toMatchObject([
+      { action: "mark_lost", handle: "h1" },
+    ]);
+  });
+
+  it("redeliver gives a failed resume a new resume_id that is delivered; refused when none failed", {
+    timeout: 30_000,
+  }, async () => {
+    const sid = uniqueId("redeliver");
+    const refused = await (async () => {
+      await scriptHost(sid, [503, 503, 503, 503]);
+      const { tokens } = await suspendedOn(sid, ["h1"]);
+      const early = await ops("POST", `${sid}/redeliver`);
+      await complete(sid, "h1", tokens.h1!, result(0, "x"));
+      return early;
+    })();
+    expect([refused.status, refused.body.code]).toEqual([409, "invalid_transition"]);
+    await until(async () => expect((await view(sid)).resume.state).toBe("failed"), 20_000);
+    const failedId = (await view(sid)).resume.resume_id;
+    const redelivered = await ops("POST", `${sid}/redeliver`);
+    expect(redelivered.status).toBe(200);
+    expect(redelivered.body.resume_id).not.toBe(failedId);
+    await until(async () => expect(await deliveries(sid)).toHaveLength(5));
+    expect((await deliveries(sid)).at(-1)?.headers["webhook-id"]).toBe(redelivered.body.resume_id);
+    expect((await view(sid)).resume).toMatchObject({ state: "delivered", attempts: 1 });
+    expect((await events(sid)).find((e) => e.type === "operator")).toMatchObject({
+      action: "redeliver",
+      resume_id: redelivered.body.resume_id,
+    });
+  });
+
+  it("an operator delete ends the lifetime like the agent's, and a second one is 404", async () => {
+    const sid = uniqueId("op-delete");
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    expect((await ops("DELETE", sid)).status).toBe(204);
+    expect((await view(sid)).code).toBe("not_found");
+    expect((await complete(sid, "h1", tokens.h1!, result(0, "x"))).status).toBe(410);
+    expect((await ops("DELETE", sid)).status).toBe(404);
+  });
+});
