@@ -1,9 +1,9 @@
-// The audit trail in the session object's SQLite: one row per event, keyed by a growing seq.
-// Bounded to the newest AUDIT_MAX_EVENTS within AUDIT_RETENTION_MS: reads never show more, and
-// rows beyond the bound are deleted every PRUNE_EVERY appends (one statement, by primary key).
+// The audit trail in the session object's SQLite: a ring of AUDIT_MAX_EVENTS slots. Event `seq`
+// goes to slot `seq % AUDIT_MAX_EVENTS`, overwriting the event AUDIT_MAX_EVENTS older in place:
+// one row written per event, never a delete (a delete is billed as a written row too, so a log
+// trimmed by deletes costs two writes per event). Reads show only the newest AUDIT_MAX_EVENTS
+// within AUDIT_RETENTION_MS; older rows are invisible until overwritten.
 import type { AuditEvent, StoredEvent } from "../domain/audit";
-
-const PRUNE_EVERY = 32;
 
 interface Bounds {
   readonly auditMaxEvents: number;
@@ -28,34 +28,25 @@ export class AuditStore {
     const seq = this.last(sql) + 1;
     const { type, ...detail } = event;
     sql.exec(
-      "INSERT INTO audit (seq, at, type, detail) VALUES (?, ?, ?, ?)",
+      `INSERT INTO audit (slot, seq, at, type, detail) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (slot) DO UPDATE SET seq = excluded.seq, at = excluded.at, type = excluded.type,
+         detail = excluded.detail`,
+      seq % this.bounds.auditMaxEvents,
       seq,
       now,
       type,
       JSON.stringify(detail),
     );
     this.lastSeq = seq;
-    if (seq % PRUNE_EVERY === 0) this.prune(sql, now);
   }
 
-  private prune(sql: SqlStorage, now: number): void {
-    const seq = this.last(sql);
-    sql.exec("DELETE FROM audit WHERE seq <= ?", seq - this.bounds.auditMaxEvents);
-    // Time grows with seq, so the expired rows are a prefix: found by walking it, no index needed.
-    sql.exec(
-      `DELETE FROM audit WHERE seq < COALESCE(
-         (SELECT seq FROM audit WHERE at > ? ORDER BY seq LIMIT 1), ?)`,
-      now - this.bounds.auditRetentionMs,
-      seq + 1,
-    );
-  }
-
-  /** Events after `after`, oldest first, within the bounds even before a prune ran. */
+  /** Events after `after`, oldest first, at most the newest AUDIT_MAX_EVENTS, none expired. */
   page(
     sql: SqlStorage,
     now: number,
     cmd: { after: number; limit: number },
   ): { events: StoredEvent[]; next_after: number | null } {
+    // The ring holds at most AUDIT_MAX_EVENTS rows, so this scan is bounded whatever the history.
     const floor = Math.max(cmd.after, this.last(sql) - this.bounds.auditMaxEvents);
     const rows = sql
       .exec<{ seq: number; at: number; type: string; detail: string }>(

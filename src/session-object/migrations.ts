@@ -160,10 +160,12 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     id: 5,
-    description: "the audit trail: one row per event, keyed by seq (time grows with it); no index",
+    description:
+      "the audit trail: a ring of AUDIT_MAX_EVENTS slots, each overwritten in place (one row written per event)",
     sql: `
       CREATE TABLE audit (
-        seq INTEGER PRIMARY KEY,
+        slot INTEGER PRIMARY KEY,
+        seq INTEGER NOT NULL,
         at INTEGER NOT NULL,
         type TEXT NOT NULL CHECK (type IN ('completion', 'delivery', 'run_registered', 'run_suspended',
           'run_finished', 'claim', 'ack', 'ceiling', 'operator')),
