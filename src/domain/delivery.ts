@@ -1,7 +1,9 @@
 // Timer rules: wait ceilings, resume delivery attempts with backoff, claim-timeout redelivery, purge.
 // The HTTP POST itself and the physical alarm are left to the shell.
+
 import type { Ctx, Decision, Effect } from "./decision";
 import { decided } from "./decision";
+import { copyOf } from "./records";
 import { checkResumeUrl } from "./resume-url";
 import type { Resume, Session } from "./state";
 import { expireWait } from "./wake";
@@ -50,14 +52,14 @@ function purgeExpired(session: Session, horizon: number, now: number): Session {
   );
   const staleTombs = Object.entries(session.purged).filter(([, purgedAt]) => purgedAt <= horizon);
   if (expired.length === 0 && staleAcks.length === 0 && staleTombs.length === 0) return session;
-  const jobs = { ...session.jobs };
-  const purged = { ...session.purged };
+  const jobs = copyOf(session.jobs);
+  const purged = copyOf(session.purged);
   for (const [handle] of staleTombs) delete purged[handle];
   for (const job of expired) {
     delete jobs[job.handle];
     purged[job.handle] = now;
   }
-  const inbox = { ...session.inbox };
+  const inbox = copyOf(session.inbox);
   for (const item of staleAcks) delete inbox[item.envelope.id];
   return { ...session, jobs, purged, inbox };
 }

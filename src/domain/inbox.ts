@@ -1,9 +1,11 @@
 // Inbox rules: admission with its backlog limit, claim leases, redelivery and idempotent ack.
 // Deciding when an admission wakes the session is left to the wake rules.
+
 import type { Decision } from "./decision";
 import { decided } from "./decision";
 import { CLAIM_ANSWER_MAX_BYTES } from "./limits";
 import { type ProviderMessage, providerMessage } from "./messages";
+import { copyOf, own } from "./records";
 import type { Envelope, InboxItem, Session } from "./state";
 import { iso, utf8Bytes } from "./text";
 
@@ -61,7 +63,7 @@ export function claim(
     .sort((a, b) => a.envelope.generation - b.envelope.generation)
     .slice(0, cmd.max);
   const leaseExpiresAt = now + cmd.leaseMs;
-  const inbox = { ...session.inbox };
+  const inbox = copyOf(session.inbox);
   const claims: Claim[] = [];
   let bytes = 0;
   for (const item of candidates) {
@@ -83,12 +85,12 @@ export function ack(
   ids: readonly string[],
   now: number,
 ): Decision<{ acked: string[]; unknown: string[] }> {
-  const inbox = { ...session.inbox };
+  const inbox = copyOf(session.inbox);
   const acked: string[] = [];
   const unknown: string[] = [];
   let newlyAcked = 0;
   for (const id of new Set(ids)) {
-    const item = inbox[id];
+    const item = own(inbox, id);
     if (item === undefined) {
       unknown.push(id);
       continue;

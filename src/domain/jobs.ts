@@ -1,10 +1,12 @@
 // Exec job rules: one reservation per handle, first terminal result wins, lifetime and expiry checks.
 // Minting and verifying callback tokens is left to the shell (it holds the secrets).
+
 import type { Ctx, Decision } from "./decision";
 import { decided } from "./decision";
 import { fail, type Result } from "./errors";
 import { hasBacklogRoom } from "./inbox";
 import { completionEnvelope } from "./messages";
+import { own } from "./records";
 import type { Job, JobResult, Session } from "./state";
 import { sessionStatus } from "./state";
 import { type Disposition, wakeForResult } from "./wake";
@@ -14,8 +16,8 @@ const purgedFailure = (handle: string) =>
 
 /** The `write_stdin` pull: a purged handle is expired (410), one never reserved is not found. */
 export function pullJob(session: Session, handle: string): Result<Job> {
-  if (session.purged[handle] !== undefined) return purgedFailure(handle);
-  const job = session.jobs[handle];
+  if (own(session.purged, handle) !== undefined) return purgedFailure(handle);
+  const job = own(session.jobs, handle);
   return job === undefined ? fail("not_found", `no job ${handle}`) : { ok: true, value: job };
 }
 
@@ -24,8 +26,8 @@ export function reserveJob(
   cmd: { handle: string; command: string; callbackToken: string },
   now: number,
 ): Decision<{ job: Job; created: boolean }> {
-  if (session.purged[cmd.handle] !== undefined) return purgedFailure(cmd.handle);
-  const existing = session.jobs[cmd.handle];
+  if (own(session.purged, cmd.handle) !== undefined) return purgedFailure(cmd.handle);
+  const existing = own(session.jobs, cmd.handle);
   if (existing !== undefined) {
     if (existing.command !== cmd.command) {
       return fail("job_conflict", `handle ${cmd.handle} is already reserved for another command`);
@@ -58,7 +60,7 @@ export function reserveJob(
 
 /** The `seq` a reservation of `handle` gets: its job's own, or the next one (the token binds it). */
 export const reservationSeq = (session: Session, handle: string): number =>
-  session.jobs[handle]?.seq ?? session.jobSeq + 1;
+  own(session.jobs, handle)?.seq ?? session.jobSeq + 1;
 
 export type CompletionReply =
   | { outcome: "accepted"; generation: number; disposition: Disposition }
@@ -78,13 +80,13 @@ const sameResult = (a: JobResult, b: JobResult): boolean =>
  * needed. Tokens minted before `seq` existed (`tokenSeq` null) fall back to the tombstones.
  */
 function jobOfToken(session: Session, handle: string, tokenSeq: number | null): Result<Job> {
-  const job = session.jobs[handle];
+  const job = own(session.jobs, handle);
   if (tokenSeq !== null) {
     if (job !== undefined && job.seq === tokenSeq) return { ok: true, value: job };
     if (tokenSeq <= session.jobSeq) return purgedFailure(handle);
     return fail("not_found", `no job ${handle} in this session lifetime`);
   }
-  if (session.purged[handle] !== undefined) return purgedFailure(handle);
+  if (own(session.purged, handle) !== undefined) return purgedFailure(handle);
   return job === undefined
     ? fail("not_found", `no job ${handle} in this session lifetime`)
     : { ok: true, value: job };

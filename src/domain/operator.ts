@@ -1,8 +1,10 @@
 // Operator actions (contract §8): redeliver a failed resume, expire a wait now, mark a running job
 // lost. Each is a pure rule over the loaded session; recording it in the audit trail is the shell's.
+
 import type { Ctx, Decision } from "./decision";
 import { fail } from "./errors";
 import { type CompletionReply, completeJob } from "./jobs";
+import { own } from "./records";
 import { type JobResult, jobStatus, type Session, sessionStatus } from "./state";
 import { expireWait, scheduleResume } from "./wake";
 
@@ -55,7 +57,7 @@ export function markLost(
   cmd: { handle: string; resumeId: string },
   ctx: Ctx,
 ): Decision<CompletionReply> {
-  const job = session.jobs[cmd.handle];
+  const job = own(session.jobs, cmd.handle);
   if (job === undefined) return fail("not_found", `no job ${cmd.handle}`);
   if (jobStatus(job) !== "running") {
     return fail("invalid_transition", `job ${cmd.handle} already has a result`);

@@ -1,8 +1,10 @@
 // Session lifecycle rules: create, delete, human messages, run register/suspend/finish.
 // Validation of wire input is left to the HTTP layer; persistence to the shell.
+
 import type { Ctx, Decision } from "./decision";
 import { decided } from "./decision";
 import { fail } from "./errors";
+import { own } from "./records";
 import type { Message, Role, Session, Wake } from "./state";
 import { isResumePending, jobStatus } from "./state";
 import { reasonForResult, scheduleResume } from "./wake";
@@ -99,11 +101,11 @@ export function suspendRun(
   const notActive = requireActiveRun(session, cmd.runId);
   if (notActive) return notActive;
   const handles = [...new Set(cmd.handles)];
-  const missing = handles.filter((handle) => session.jobs[handle] === undefined);
+  const missing = handles.filter((handle) => own(session.jobs, handle) === undefined);
   if (missing.length > 0) {
     return fail("not_found", `not a job of this session lifetime: ${missing.join(", ")}`);
   }
-  const jobs = handles.flatMap((handle) => session.jobs[handle] ?? []);
+  const jobs = handles.flatMap((handle) => own(session.jobs, handle) ?? []);
   const running = jobs.filter((job) => jobStatus(job) === "running").map((job) => job.handle);
   const met = cmd.wake === "all" ? running.length === 0 : running.length < handles.length;
   const ended: Session = { ...session, run: null, wait: null };

@@ -3,6 +3,7 @@
 
 import { admit } from "./inbox";
 import { waitExpiredEnvelope } from "./messages";
+import { own } from "./records";
 import type { Envelope, Job, Resume, ResumeReason, Session, Wait } from "./state";
 import { isResumePending, jobStatus } from "./state";
 
@@ -86,7 +87,7 @@ export function expireWait(session: Session, resumeId: string, now: number): Ses
   const wait = session.wait;
   if (wait === null || wait.ceilingAt > now) return session;
   const pendingHandles = wait.handles.filter((handle) => {
-    const job = session.jobs[handle];
+    const job = own(session.jobs, handle);
     return job !== undefined && jobStatus(job) === "running";
   });
   const handles = pendingHandles.length > 0 ? pendingHandles : wait.handles;

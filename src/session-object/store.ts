@@ -1,5 +1,6 @@
 // SQL statements and row ⇄ domain mappers for one session: the core, the rows a rule touches, and
 // writes of only what a decision changed. Transactions and the in-memory core are left to the object.
+import { dict, own } from "../domain/records";
 import type { InboxItem, Job, Message, Resume, Run, Session, Wait } from "../domain/state";
 
 type SessionRow = {
@@ -139,7 +140,7 @@ export function loadJobs(
   withOutput: boolean,
 ): Record<string, Job> {
   const select = withOutput ? JOB_WITH_OUTPUT : JOB_SUMMARY;
-  const jobs: Record<string, Job> = {};
+  const jobs = dict<Job>();
   for (const handle of new Set(handles)) {
     const row = sql.exec<JobRow>(`${select} WHERE handle = ?`, handle).toArray()[0];
     if (row !== undefined) jobs[handle] = jobFromRow(row);
@@ -151,7 +152,7 @@ export function loadTombstones(
   sql: SqlStorage,
   handles: readonly string[],
 ): Record<string, number> {
-  const purged: Record<string, number> = {};
+  const purged = dict<number>();
   for (const handle of new Set(handles)) {
     const row = sql
       .exec<{ purged_at: number }>("SELECT purged_at FROM purged WHERE handle = ?", handle)
@@ -181,7 +182,7 @@ export function loadClaimable(
     limit,
   );
   const chosen = fitting(sizes, maxBytes).map((row) => row.generation);
-  const items: Record<string, InboxItem> = {};
+  const items = dict<InboxItem>();
   for (const generation of chosen) {
     const row = sql
       .exec<InboxRow>(
@@ -212,7 +213,7 @@ function fitting<Row extends { bytes: number }>(rows: Iterable<Row>, maxBytes: n
  * rewrites an admitted envelope, so it cannot reach storage.
  */
 export function loadForAck(sql: SqlStorage, ids: readonly string[]): Record<string, InboxItem> {
-  const items: Record<string, InboxItem> = {};
+  const items = dict<InboxItem>();
   for (const id of new Set(ids)) {
     const row = sql
       .exec<Omit<InboxRow, "envelope"> & { generation: number }>(
@@ -484,7 +485,7 @@ export function persistSession(
   diff(
     before.jobs,
     after.jobs,
-    (job, handle) => writeJob(sql, job, before.jobs[handle]),
+    (job, handle) => writeJob(sql, job, own(before.jobs, handle)),
     (handle) => sql.exec("DELETE FROM jobs WHERE handle = ?", handle),
   );
   diff(
@@ -513,11 +514,11 @@ export function persistSession(
 export function snapshot(sql: SqlStorage): Session | null {
   const core = loadCore(sql);
   if (core === null) return null;
-  const jobs: Record<string, Job> = {};
+  const jobs = dict<Job>();
   for (const row of sql.exec<JobRow>(JOB_WITH_OUTPUT)) jobs[row.handle] = jobFromRow(row);
-  const inbox: Record<string, InboxItem> = {};
+  const inbox = dict<InboxItem>();
   for (const row of sql.exec<InboxRow>("SELECT * FROM inbox")) inbox[row.id] = itemFromRow(row);
-  const purged: Record<string, number> = {};
+  const purged = dict<number>();
   for (const row of sql.exec<{ handle: string; purged_at: number }>("SELECT * FROM purged"))
     purged[row.handle] = row.purged_at;
   const messages = sql
