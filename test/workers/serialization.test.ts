@@ -66,7 +66,10 @@ describe("serialization of human appends and completions", () => {
     expect((await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body).toEqual(jobsBefore);
   }, 60_000);
 
-  it("every step of a wake leaves a view equal to what a restarted object reloads", async () => {
+  // Restarts every object at each step: slow on a loaded machine, so it gets more than 5 s.
+  it("every step of a wake leaves a view equal to what a restarted object reloads", {
+    timeout: 30_000,
+  }, async () => {
     const sid = uniqueId("reload-steps");
     const { tokens } = await suspendedOn(sid, ["a", "b"], { wake: "any" });
     const steps: Array<() => Promise<unknown>> = [
