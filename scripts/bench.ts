@@ -5,6 +5,7 @@ import { createServer } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { benchIndex } from "./bench-index";
 import { api, freePort, startWranglerDev } from "./lib/local-stack";
 import { startRestatePeer } from "./lib/restate-peer";
 
@@ -284,6 +285,9 @@ async function main(): Promise<void> {
   await dev.stop();
   host.close();
   rmSync(stateDir, { recursive: true, force: true });
+
+  // Completion latency with the session index off and on, each on its own wrangler dev.
+  await benchIndex(quick);
 }
 
 main().catch((error: unknown) => {

@@ -31,6 +31,12 @@ const loopback = /(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)/i;
 const deployed = toml.split("\n").filter((line) => !/^\s*#/.test(line));
 const offending = deployed.find((line) => loopback.test(line));
 if (offending !== undefined) refuse(`wrangler.toml names a loopback host: ${offending.trim()}`);
+// The session index's D1 database is made per account; the committed id is only a placeholder.
+if (/^\s*database_id\s*=\s*"0{8}-0{4}-0{4}-0{4}-0{12}"/m.test(toml)) {
+  refuse(
+    "wrangler.toml has the placeholder D1 database_id: run `npx wrangler d1 create exec-inbox-index` and put the id it prints there",
+  );
+}
 for (const [name, value] of devValues) {
   if (process.env[name] === value) refuse(`${name} in this shell is the local development value`);
 }

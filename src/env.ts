@@ -3,6 +3,10 @@ import type { SessionObject } from "./session-object/session-object";
 
 export interface Env {
   readonly SESSIONS: DurableObjectNamespace<SessionObject>;
+  /** D1: the cross-session index of sessions that need attention (README "Operators: the index"). */
+  readonly INDEX?: D1Database;
+  /** `off` stops the session objects' index updates (the benchmark's baseline); anything else: on. */
+  readonly INDEX_UPDATES?: string;
   readonly AGENT_TOKENS?: string;
   readonly OPERATOR_TOKENS?: string;
   readonly CALLBACK_SECRETS?: string;

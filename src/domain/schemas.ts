@@ -1,6 +1,8 @@
 // Zod schemas of every request body and query of the HTTP API; wire types are derived from them.
 // The HTTP layer validates with these and the OpenAPI document is generated from them.
 import { z } from "zod";
+import { ATTENTION_STATUSES } from "./index-entry";
+import { TENANT_PATTERN } from "./tenants";
 
 // `.` and `..` fit the charset but are dot segments: a URL parser removes them from a path, so no
 // client could reach /v1/sessions/../… nor a runner the callback URL of a handle `..`.
@@ -142,3 +144,18 @@ export type JobsQuery = z.infer<typeof jobsQuery>;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export type EndedBy = (typeof ENDED_BY)[number];
+
+/** An empty query value (`?tenant=` from a blank filter) means the filter is not set. */
+const unsetIfEmpty = (value: unknown): unknown => (value === "" ? undefined : value);
+
+export const opsSessionsQuery = z.strictObject({
+  status: z.preprocess(unsetIfEmpty, z.enum(ATTENTION_STATUSES).optional()),
+  tenant: z.preprocess(
+    unsetIfEmpty,
+    z.string().regex(TENANT_PATTERN, "1-64 characters of [a-z0-9-]").optional(),
+  ),
+  limit: pageLimit,
+  cursor: z.preprocess(unsetIfEmpty, z.string().max(2048).optional()),
+});
+
+export type OpsSessionsQuery = z.infer<typeof opsSessionsQuery>;

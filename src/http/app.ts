@@ -11,6 +11,7 @@ import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
 import { openApiDocument } from "./openapi";
 import { opsRoutes } from "./ops";
+import { opsIndexRoutes } from "./ops-index";
 import { problem } from "./problem";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
@@ -71,6 +72,7 @@ export function createApp(): Hono<AppEnv> {
   jobRoutes(app);
   inboxRoutes(app);
   opsRoutes(app);
+  opsIndexRoutes(app);
 
   app.notFound(() => problem("not_found", "no such route"));
   app.onError((error) => {

@@ -1,5 +1,6 @@
 // The session Durable Object: load the rows a rule needs → decide → persist (one transactionSync).
 // It keeps only the session core in memory; rules live in src/domain, SQL in the store.
+
 import { DurableObject } from "cloudflare:workers";
 import { tokenForReservation } from "../auth/callback-token";
 import { type AuditEvent, idsEvent, type StoredEvent } from "../domain/audit";
@@ -8,6 +9,7 @@ import type { Ctx, Decision, Effect } from "../domain/decision";
 import { IN_FLIGHT_MARGIN_MS, nextDueAt, recordDelivery, tick } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { ack, type Claim, claim, type InboxCounts } from "../domain/inbox";
+import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
 import {
   type CompletionReply,
   completeJob,
@@ -21,6 +23,7 @@ import {
   MESSAGE_PAGE_MAX_BYTES,
 } from "../domain/limits";
 import { expireWaitNow, markLost, redeliverFailed } from "../domain/operator";
+import { own } from "../domain/records";
 import {
   appendMessage,
   createSession,
@@ -44,6 +47,7 @@ import {
 import type { Env } from "../env";
 import { PhysicalAlarm } from "./alarm";
 import { AuditStore } from "./audit-store";
+import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
 import { hasSchema, migrate } from "./migrations";
 import { postResume } from "./resume-webhook";
@@ -75,6 +79,7 @@ export class SessionObject extends DurableObject<Env> {
   private readonly physicalAlarm: PhysicalAlarm;
   private readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
   private readonly metered: { sql: SqlStorage; settle(): void };
+  private readonly indexer: Indexer;
   private alarms = 0;
   private runningTimers = false;
 
@@ -84,6 +89,12 @@ export class SessionObject extends DurableObject<Env> {
     this.audit = new AuditStore(this.config);
     this.physicalAlarm = new PhysicalAlarm(ctx.storage);
     this.metered = meteredSql(ctx.storage.sql, this.meter);
+    this.indexer = new Indexer({
+      writer: env.INDEX === undefined || env.INDEX_UPDATES === "off" ? null : d1Writer(env.INDEX),
+      entry: () => this.indexEntryNow(),
+      waitUntil: (promise) => ctx.waitUntil(promise),
+      retryScheduled: () => this.armAlarmInBackground(),
+    });
     void ctx.blockConcurrencyWhile(async () => {
       // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
       if (!hasSchema(ctx.storage.sql)) return;
@@ -97,6 +108,8 @@ export class SessionObject extends DurableObject<Env> {
       }
       this.retainedSince = store.oldestRetained(this.sql);
       this.metered.settle();
+      // What the index got before a restart is unknown: an update may have been lost with it.
+      this.indexer.resend();
       await this.armAlarm(false);
     });
   }
@@ -146,6 +159,7 @@ export class SessionObject extends DurableObject<Env> {
       this.retainedSince = store.oldestRetained(this.sql);
     }
     this.metered.settle();
+    this.indexer.changed();
     if ((this.core?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.waiters.wakeAll();
     this.armAlarmInBackground();
     // A wake that is due now is attempted at once instead of waiting for the alarm to be scheduled;
@@ -190,7 +204,12 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private armAlarm(inAlarm: boolean, floorMs = 1): Promise<void> {
-    return this.physicalAlarm.arm(() => this.nextDue(), inAlarm, floorMs);
+    // The index retry only arms the alarm: it is no timer of the session (see `dueNow`).
+    const due = () => {
+      const [session, index] = [this.nextDue(), this.indexer.retryAt];
+      return session === null ? index : index === null ? session : Math.min(session, index);
+    };
+    return this.physicalAlarm.arm(due, inAlarm, floorMs);
   }
 
   private armAlarmInBackground(): void {
@@ -234,6 +253,7 @@ export class SessionObject extends DurableObject<Env> {
       );
     }
     this.audit.forget();
+    this.indexer.removed(this.core.tenant, this.core.id);
     this.core = null;
     this.retainedSince = null;
     this.waiters.wakeAll();
@@ -357,7 +377,7 @@ export class SessionObject extends DurableObject<Env> {
           {
             ...cmd,
             callbackToken: tokenForReservation(
-              session.jobs[cmd.handle]?.callbackToken,
+              own(session.jobs, cmd.handle)?.callbackToken,
               this.config.callbackSecrets,
               {
                 tenant: session.tenant,
@@ -541,6 +561,7 @@ export class SessionObject extends DurableObject<Env> {
     rows_written: number;
     database_bytes: number;
     alarms: number;
+    index_rows_written: number;
   }> {
     if (this.core === null) return fail("not_found", "no such session");
     return {
@@ -550,8 +571,30 @@ export class SessionObject extends DurableObject<Env> {
         rows_written: this.meter.rowsWritten,
         database_bytes: this.ctx.storage.sql.databaseSize,
         alarms: this.alarms,
+        index_rows_written: this.indexer.rowsWritten,
       },
     };
+  }
+
+  /** This session's index entry now, sent to the index again: the list route's repair of a stale row. */
+  indexEntry(): Result<IndexEntry> {
+    const entry = this.indexEntryNow();
+    if (entry === null) return fail("not_found", "no such session");
+    this.indexer.resend();
+    return { ok: true, value: entry };
+  }
+
+  /** The entry of the index (the inbox is counted only for a session that is listed). */
+  private indexEntryNow(): IndexEntry | null {
+    const core = this.core;
+    if (core === null) return null;
+    const entry = indexEntryOf(core, 0, this.config);
+    if (entry.attention === null) return entry;
+    return indexEntryOf(
+      core,
+      this.read((sql) => store.countPending(sql, Date.now())),
+      this.config,
+    );
   }
 
   /** Does nothing: the floor of a Durable Object call, for benchmarks and health checks. */
@@ -576,6 +619,7 @@ export class SessionObject extends DurableObject<Env> {
     // re-arm for "now" until that attempt has recorded its outcome, or it would spin.
     const attemptOnWire = this.runningTimers;
     await this.runDueTimers();
+    await this.indexer.retryDue(Date.now());
     await this.armAlarm(true, attemptOnWire ? IN_FLIGHT_MARGIN_MS : 1);
   }
 

@@ -1,0 +1,118 @@
+// A session's entry in the cross-session index of sessions that need attention (contract §8), as
+// a pure function of its core. Storing entries (D1) and sending them after commits is left to the shell.
+import type { Config } from "./config";
+import type { ResumeState, Session, SessionStatus } from "./state";
+import { sessionStatus } from "./state";
+
+/** What an operator filters on; `overdue` is the only one that time alone can bring about. */
+export const ATTENTION_STATUSES = [
+  "suspended",
+  "resuming",
+  "failed",
+  "no_target",
+  "overdue",
+] as const;
+export type AttentionStatus = (typeof ATTENTION_STATUSES)[number];
+/** The statuses a commit decides; `overdue` is read at query time from `overdueAt`. */
+export type StoredAttention = Exclude<AttentionStatus, "overdue">;
+
+/** The listed part of an entry (stored as JSON in the index row; new fields must stay optional). */
+export interface IndexDetail {
+  readonly session_status: SessionStatus;
+  readonly ceiling_at: number | null;
+  readonly waiting_for: readonly string[];
+  readonly resume: {
+    readonly resume_id: string;
+    readonly state: ResumeState;
+    readonly attempts: number;
+    readonly last_error: string | null;
+    readonly next_attempt_at: number | null;
+  } | null;
+  readonly inbox_pending: number;
+}
+
+export interface IndexEntry {
+  readonly tenant: string;
+  readonly id: string;
+  /** Null: the session needs no attention (idle without a failed resume, or running). */
+  readonly attention: StoredAttention | null;
+  /** When the session entered that status (wait armed, resume created, resume failed). */
+  readonly since: number | null;
+  /** When it becomes overdue if nothing changes: the wait's ceiling, or a delivered resume's claim timeout. */
+  readonly overdueAt: number | null;
+  /** Null when `attention` is null: nothing of a quiet session is listed, so nothing is sent for it. */
+  readonly detail: IndexDetail | null;
+}
+
+/**
+ * The entry of a session; `pendingInbox` counts the claimable inbox items (read in SQL by the shell).
+ * `overdue` covers a wait whose ceiling passed and a delivered resume no run took within
+ * RESUME_CLAIM_TIMEOUT_MS: both mean the session's own alarm is late, or the agent host is.
+ */
+export function indexEntryOf(
+  session: Session,
+  pendingInbox: number,
+  config: Pick<Config, "resumeClaimTimeoutMs">,
+): IndexEntry {
+  const status = sessionStatus(session);
+  const { wait, resume } = session;
+  const quiet: IndexEntry = {
+    tenant: session.tenant,
+    id: session.id,
+    attention: null,
+    since: null,
+    overdueAt: null,
+    detail: null,
+  };
+  let attention: StoredAttention | null = null;
+  let since: number | null = null;
+  let overdueAt: number | null = null;
+  if (status === "suspended" && wait !== null) {
+    attention = "suspended";
+    since = wait.since;
+    overdueAt = wait.ceilingAt;
+  } else if (status === "resuming" && resume !== null) {
+    attention = resume.state === "no_target" ? "no_target" : "resuming";
+    since = resume.createdAt;
+    overdueAt =
+      resume.state === "delivered" && resume.deliveredAt !== null
+        ? resume.deliveredAt + config.resumeClaimTimeoutMs
+        : null;
+  } else if (status === "idle" && resume?.state === "failed") {
+    attention = "failed";
+    since = resume.endedAt ?? resume.createdAt;
+  }
+  if (attention === null) return quiet;
+  return {
+    ...quiet,
+    attention,
+    since,
+    overdueAt,
+    detail: {
+      session_status: status,
+      ceiling_at: wait?.ceilingAt ?? null,
+      waiting_for: wait === null ? [] : [...wait.handles],
+      resume:
+        resume === null
+          ? null
+          : {
+              resume_id: resume.resumeId,
+              state: resume.state,
+              attempts: resume.attempts,
+              last_error: resume.lastError,
+              next_attempt_at: resume.nextAttemptAt,
+            },
+      inbox_pending: pendingInbox,
+    },
+  };
+}
+
+/** The status an entry is listed under at `now`: overdue wins over the status it is late in. */
+export function attentionAt(entry: IndexEntry, now: number): AttentionStatus | null {
+  if (entry.attention === null) return null;
+  return entry.overdueAt !== null && entry.overdueAt <= now ? "overdue" : entry.attention;
+}
+
+/** Two entries list the same way: nothing needs sending. */
+export const sameEntry = (a: IndexEntry | null, b: IndexEntry | null): boolean =>
+  a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);

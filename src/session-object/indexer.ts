@@ -1,0 +1,135 @@
+// Sends one session's index entry to D1 after the commits that change it, off the request path,
+// and again after a failed write or a restart. What the entry holds is the domain's; the object
+// says when it committed, loaded, or was deleted, and arms its alarm for `retryAt`.
+import { type IndexEntry, sameEntry } from "../domain/index-entry";
+import { removeEntry, upsertEntry } from "../session-index/index-store";
+
+/** Where entries go; replaceable, so a test can drop every update on the floor. */
+export interface IndexWriter {
+  upsert(entry: IndexEntry, version: number, now: number): Promise<number>;
+  remove(tenant: string, sessionId: string): Promise<void>;
+}
+
+export const d1Writer = (db: D1Database): IndexWriter => ({
+  upsert: (entry, version, now) => upsertEntry(db, entry, version, now),
+  remove: (tenant, sessionId) => removeEntry(db, tenant, sessionId),
+});
+
+/** Commits within this window go out as one write: a burst of completions costs one D1 write. */
+export const FLUSH_DELAY_MS = 100;
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 5 * 60 * 1_000;
+const REMOVE_ATTEMPTS = 3;
+
+export interface IndexerOptions {
+  /** Null when the index is off (`INDEX_UPDATES=off`, or no `INDEX` binding). */
+  readonly writer: IndexWriter | null;
+  /** The session's entry now; null when there is no session. */
+  readonly entry: () => IndexEntry | null;
+  readonly waitUntil: (promise: Promise<unknown>) => void;
+  /** A write failed and `retryAt` moved: the object re-arms its alarm. */
+  readonly retryScheduled: () => void;
+}
+
+export class Indexer {
+  writer: IndexWriter | null;
+  /** When a failed write is due again; the object's alarm waits for it too. Null: nothing owed. */
+  retryAt: number | null = null;
+  /** D1 rows written by this object's updates since it started (for the benchmark). */
+  rowsWritten = 0;
+  private lastSent: IndexEntry | null = null;
+  private lastVersion = 0;
+  private failures = 0;
+  private flushScheduled = false;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: IndexerOptions) {
+    this.writer = options.writer;
+  }
+
+  /** After a commit: the entry goes out shortly if it differs from the last one sent. */
+  changed(): void {
+    if (this.writer === null || this.flushScheduled) return;
+    this.flushScheduled = true;
+    this.options.waitUntil(
+      new Promise<void>((resolve) => setTimeout(resolve, FLUSH_DELAY_MS)).then(() => {
+        this.flushScheduled = false;
+        return this.flush(false);
+      }),
+    );
+  }
+
+  /**
+   * After a load, or when a reader found the row stale: what the index holds is unknown, so the
+   * entry goes out now (D1 skips the write when the row already holds it).
+   */
+  resend(): void {
+    if (this.writer === null) return;
+    this.options.waitUntil(this.flush(true));
+  }
+
+  /** From the alarm: a failed write whose time has come is tried again. */
+  async retryDue(now: number): Promise<void> {
+    if (this.retryAt === null || this.retryAt > now) return;
+    await this.flush(true);
+  }
+
+  /** The session was deleted: its row goes, after any write already on its way. */
+  removed(tenant: string, sessionId: string): void {
+    this.lastSent = null;
+    this.retryAt = null;
+    this.failures = 0;
+    if (this.writer === null) return;
+    const attempt = async (left: number): Promise<void> => {
+      try {
+        await this.writer?.remove(tenant, sessionId);
+      } catch (error) {
+        console.error(`index: removing ${tenant}/${sessionId} failed`, error);
+        // A row left behind is dropped by the list route when its object answers "not found".
+        if (left > 1) {
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MIN_MS));
+          await attempt(left - 1);
+        }
+      }
+    };
+    this.options.waitUntil(this.serially(() => attempt(REMOVE_ATTEMPTS)));
+  }
+
+  /** Versions grow across restarts without being stored: the clock in µs, bumped past the last. */
+  private nextVersion(now: number): number {
+    this.lastVersion = Math.max(this.lastVersion + 1, now * 1000);
+    return this.lastVersion;
+  }
+
+  /** One write at a time, in commit order: an older entry can never land after a newer one. */
+  private serially(task: () => Promise<void>): Promise<void> {
+    const turn = this.queue.then(task);
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private flush(force: boolean): Promise<void> {
+    return this.serially(async () => {
+      const writer = this.writer;
+      const entry = this.options.entry();
+      if (writer === null || entry === null) return;
+      if (!force && this.retryAt === null && sameEntry(entry, this.lastSent)) return;
+      const now = Date.now();
+      try {
+        this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now);
+        this.lastSent = entry;
+        this.retryAt = null;
+        this.failures = 0;
+      } catch (error) {
+        this.failures += 1;
+        const backoff = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (this.failures - 1));
+        this.retryAt = Date.now() + backoff;
+        console.error(
+          `index: update failed (${this.failures} in a row); retrying in ${backoff} ms`,
+          error,
+        );
+        this.options.retryScheduled();
+      }
+    });
+  }
+}
