@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
+import { consoleRoutes } from "../console/routes";
 import { readConfig } from "../domain/config";
 import { HEALTH_OBJECT_NAME } from "../domain/tenants";
 import { VERSION } from "../version";
@@ -73,6 +74,7 @@ export function createApp(): Hono<AppEnv> {
   inboxRoutes(app);
   opsRoutes(app);
   opsIndexRoutes(app);
+  consoleRoutes(app);
 
   app.notFound(() => problem("not_found", "no such route"));
   app.onError((error) => {

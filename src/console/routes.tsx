@@ -1,0 +1,200 @@
+// The operator console at /console: sign-in, the attention list, one session's timeline, job
+// outputs and the confirmed actions. Every read and action goes through the /v1/ops routes.
+import { Hono } from "hono";
+import type { Child } from "hono/jsx";
+import type { AppEnv } from "../http/context";
+import { ACTIONS, type ActionName, isActionName } from "./actions";
+import { Page } from "./layout";
+import { ListPage, listHref, sessionHref } from "./list-page";
+import { operatorCall, segment } from "./operator-api";
+import {
+  type ConsoleContext,
+  type ConsoleEnv,
+  isOperatorToken,
+  isSameOrigin,
+  operatorToken,
+  signIn,
+  signOut,
+} from "./operator-cookie";
+import { SessionPage } from "./session-page";
+import type { IndexPage, JobView } from "./shapes";
+import { ConfirmPage, JobPage, SignInPage } from "./small-pages";
+import { readTimeline } from "./timeline";
+
+const SESSION = "/sessions/:tenant/:sid";
+
+/** Mounts the console on `app`; its reads and actions call `app`'s own /v1/ops routes. */
+export function consoleRoutes(app: Hono<AppEnv>): void {
+  app.route("/console", consolePages(app));
+}
+
+function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  app.use("*", guard);
+
+  app.post("/sign-in", async (c) => {
+    const form = await c.req.parseBody();
+    const token = typeof form.token === "string" ? form.token.trim() : "";
+    if (!isOperatorToken(c, token)) {
+      return render(c, 401, "Sign in", <SignInPage error="That is not an operator token." />);
+    }
+    signIn(c, token);
+    return c.redirect("/console", 303);
+  });
+
+  app.post("/sign-out", (c) => {
+    signOut(c);
+    return c.redirect("/console", 303);
+  });
+
+  app.get("/", async (c) => {
+    const token = c.var.operator;
+    const filters = {
+      status: c.req.query("status") || null,
+      tenant: c.req.query("tenant") || null,
+      cursor: c.req.query("cursor") || null,
+    };
+    const query = new URLSearchParams({ limit: "100" });
+    for (const [key, value] of Object.entries(filters)) if (value) query.set(key, value);
+    const answer = await operatorCall<IndexPage>(api, c, token, "GET", `/v1/ops/sessions?${query}`);
+    const body = (
+      <ListPage
+        filters={filters}
+        page={answer.ok ? answer.value : null}
+        error={answer.ok ? null : `The session index could not be read. ${answer.message}`}
+        done={doneNotice(c)}
+        now={Date.now()}
+      />
+    );
+    return render(c, 200, "Sessions", body, true);
+  });
+
+  app.get(SESSION, async (c) => {
+    const { tenant, sid } = sessionParams(c);
+    const timeline = await readTimeline(
+      (method, path) => operatorCall(api, c, c.var.operator, method, path),
+      tenant,
+      sid,
+    );
+    const body = <SessionPage timeline={timeline} done={doneNotice(c)} now={Date.now()} />;
+    return render(c, timeline.view === null ? 404 : 200, sid, body, true);
+  });
+
+  app.get(`${SESSION}/jobs/:handle`, async (c) => {
+    const { tenant, sid, handle } = sessionParams(c);
+    const path = `${apiBase(tenant, sid)}/exec-jobs/${segment(handle)}`;
+    const answer = await operatorCall<JobView>(api, c, c.var.operator, "GET", path);
+    const body = (
+      <JobPage
+        job={answer.ok ? answer.value : null}
+        handle={handle}
+        backTo={sessionHref(tenant, sid)}
+        error={answer.ok ? null : `The job could not be read. ${answer.message}`}
+        now={Date.now()}
+      />
+    );
+    return render(c, answer.ok ? 200 : answer.status, handle, body);
+  });
+
+  for (const prefix of [SESSION, `${SESSION}/jobs/:handle`]) {
+    app.get(`${prefix}/confirm/:action`, (c) => {
+      const target = actionTarget(c);
+      if (target === null) return c.notFound();
+      return render(c, 200, target.action.label, <ConfirmPage {...target} error={null} />);
+    });
+
+    app.post(`${prefix}/actions/:action`, async (c) => {
+      const target = actionTarget(c);
+      if (target === null) return c.notFound();
+      const answer = await operatorCall(api, c, c.var.operator, target.action.method, target.api);
+      if (!answer.ok) {
+        const body = <ConfirmPage {...target} error={`It did not work. ${answer.message}`} />;
+        return render(c, answer.status, target.action.label, body);
+      }
+      const back = target.name === "delete" ? listHref({}) : target.backTo;
+      return c.redirect(`${back}${back.includes("?") ? "&" : "?"}done=${target.name}`, 303);
+    });
+  }
+  return app;
+}
+
+/** Security headers on every console answer; a signed-in operator, and a same-origin POST. */
+async function guard(c: ConsoleContext, next: () => Promise<void>): Promise<Response | undefined> {
+  const nonce = crypto.randomUUID();
+  c.set("nonce", nonce);
+  if (c.req.method === "POST" && !isSameOrigin(c)) {
+    return c.text("Refused: console forms are accepted only from the console's own pages.", 403);
+  }
+  const token = operatorToken(c);
+  c.set("operator", token ?? "");
+  if (token === null && c.req.path !== "/console/sign-in" && c.req.path !== "/console/sign-out") {
+    // A signed-out visitor gets the form, whatever they asked for; nothing acts without a token.
+    return render(c, 401, "Sign in", <SignInPage error={null} />);
+  }
+  await next();
+  return undefined;
+}
+
+function render(c: ConsoleContext, status: number, title: string, body: Child, live = false) {
+  const page = (
+    <Page title={title} nonce={c.var.nonce} signedIn={c.var.operator !== ""} live={live}>
+      {body}
+    </Page>
+  );
+  const headers = {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    // Not no-referrer: under it a browser sends `Origin: null` on POSTs and the origin check fails.
+    "referrer-policy": "same-origin",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "content-security-policy": [
+      "default-src 'none'",
+      `script-src 'nonce-${c.var.nonce}'`,
+      "style-src 'unsafe-inline'",
+      "connect-src 'self'",
+      "img-src 'self'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ].join("; "),
+  };
+  return new Response(`<!doctype html>${page}`, { status, headers });
+}
+
+function sessionParams(c: ConsoleContext) {
+  return {
+    tenant: c.req.param("tenant") ?? "",
+    sid: c.req.param("sid") ?? "",
+    handle: c.req.param("handle") ?? "",
+  };
+}
+
+const apiBase = (tenant: string, sid: string) =>
+  `/v1/ops/sessions/${segment(tenant)}/${segment(sid)}`;
+
+/** The action the path names, and only where it applies: mark-lost on a job, the rest on a session. */
+function actionTarget(c: ConsoleContext) {
+  const name = c.req.param("action") ?? "";
+  const { tenant, sid, handle } = sessionParams(c);
+  const onJob = c.req.param("handle") !== undefined;
+  if (!isActionName(name) || (name === "mark-lost") !== onJob) return null;
+  const action = ACTIONS[name];
+  const page = onJob
+    ? `${sessionHref(tenant, sid)}/jobs/${segment(handle)}`
+    : sessionHref(tenant, sid);
+  return {
+    name: name as ActionName,
+    action,
+    subject: onJob ? `${tenant} / ${sid} / job ${handle}` : `${tenant} / ${sid}`,
+    postTo: `${page}/actions/${name}`,
+    backTo: sessionHref(tenant, sid),
+    api: `${apiBase(tenant, sid)}${action.apiSuffix(onJob ? handle : null)}`,
+  };
+}
+
+/** Only the fixed wording of a known action: the query string never reaches the page as text. */
+function doneNotice(c: ConsoleContext): string | null {
+  const done = c.req.query("done") ?? "";
+  return isActionName(done) ? ACTIONS[done].done : null;
+}

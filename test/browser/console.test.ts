@@ -1,0 +1,212 @@
+// The operator console in headless Chromium against the real `wrangler dev`: sign in, watch
+// sessions move by themselves, and mend them with the confirmed actions.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+import { postCompletion } from "../../src/client";
+import {
+  headingStatus,
+  launchChromium,
+  OPERATOR_TOKEN,
+  rowStatus,
+  screenshot,
+  signIn,
+  startScriptedHost,
+  suspendedSession,
+} from "./support";
+
+const SEEN_WITHIN = { timeout: 30_000, interval: 250 };
+
+/** The element's text once it is there; the auto-refresh may swap it between two reads. */
+const text = async (locator: Locator) =>
+  (await locator.textContent({ timeout: SEEN_WITHIN.timeout })) ?? "";
+
+describe("the operator console in a real browser", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-console-"));
+  const shotsDir = mkdtempSync(join(tmpdir(), "exec-inbox-console-shots-"));
+  let host: Awaited<ReturnType<typeof startScriptedHost>>;
+  let dev: WranglerDev;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    host = await startScriptedHost();
+    dev = await startWranglerDev(stateDir, await freePort(), {
+      RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
+      RESUME_MAX_ATTEMPTS: "2",
+    });
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await dev?.stop();
+    await host?.close();
+    rmSync(stateDir, { recursive: true, force: true });
+    rmSync(shotsDir, { recursive: true, force: true });
+  });
+
+  it("refuses a wrong token with a message, and signs in with an operator token kept in a session cookie", async () => {
+    await signIn(page, dev.base, "not-an-operator-token");
+    await expect
+      .poll(() => text(page.getByRole("alert")), SEEN_WITHIN)
+      .toBe("That is not an operator token.");
+    await signIn(page, dev.base, OPERATOR_TOKEN);
+    await page
+      .getByRole("heading", { name: "Sessions that need attention" })
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    expect(page.url()).toBe(`${dev.base}/console`);
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({
+      value: OPERATOR_TOKEN,
+      path: "/console",
+      httpOnly: true,
+      sameSite: "Strict",
+      expires: -1,
+    });
+  });
+
+  it("shows a suspended session by itself, and watches it move on when its job completes", async () => {
+    const sid = `watched-${Date.now()}`;
+    await page.goto(`${dev.base}/console`);
+    const callback = await suspendedSession(dev.base, sid, host.urlFor("/healthy"));
+    await expect.poll(() => rowStatus(page, sid), SEEN_WITHIN).toBe("suspended");
+    await expect
+      .poll(() => text(page.locator(`tr[data-session="default/${sid}"]`)), SEEN_WITHIN)
+      .toContain("build");
+    await expect
+      .poll(() => text(page.locator('[data-count="suspended"] b')), SEEN_WITHIN)
+      .not.toBe("0");
+
+    const since = page.locator(`tr[data-session="default/${sid}"] td:nth-child(3)`);
+    await expect.poll(() => text(since), SEEN_WITHIN).toMatch(/^(just now|\d+ s ago)$/);
+    await page.getByRole("link", { name: sid }).click();
+    await expect.poll(() => headingStatus(page), SEEN_WITHIN).toBe("suspended");
+    await expect
+      .poll(() => text(page.locator('tr[data-job="build"]')), SEEN_WITHIN)
+      .toContain("running");
+
+    await postCompletion(callback, { status: "completed", exit_code: 0, output: "built in 3 s" });
+    await expect.poll(() => headingStatus(page), SEEN_WITHIN).toBe("resuming");
+    await expect
+      .poll(() => text(page.locator('tr[data-job="build"]')), SEEN_WITHIN)
+      .toContain("completed");
+    await expect
+      .poll(() => text(page.locator('tr[data-event="completion"]')), SEEN_WITHIN)
+      .toContain("outcome=accepted");
+    await expect
+      .poll(() => text(page.locator('tr[data-event="delivery"]').first()), SEEN_WITHIN)
+      .toContain("status=200");
+
+    await page.getByRole("link", { name: /bytes$/ }).click();
+    await expect.poll(() => text(page.locator("pre")), SEEN_WITHIN).toBe("built in 3 s");
+  });
+
+  it("shows a failed resume in red, and pressing Redeliver delivers it again", async () => {
+    const sid = `failing-${Date.now()}`;
+    host.answer("/broken", 500);
+    const callback = await suspendedSession(dev.base, sid, host.urlFor("/broken"));
+    await postCompletion(callback, { status: "failed", exit_code: 1, output: "tests failed" });
+    await suspendedSession(dev.base, `waiting-${Date.now()}`, host.urlFor("/healthy"), "deploy");
+
+    await page.goto(`${dev.base}/console?status=failed`);
+    await expect.poll(() => rowStatus(page, sid), SEEN_WITHIN).toBe("failed");
+    const row = page.locator(`tr[data-session="default/${sid}"]`);
+    await expect.poll(() => text(row), SEEN_WITHIN).toContain("2 attempts");
+    await expect.poll(() => text(row), SEEN_WITHIN).toContain("500");
+    await page.goto(`${dev.base}/console`);
+    await page
+      .locator(`tr[data-session="default/${sid}"]`)
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    await screenshot(page, "console-list", shotsDir);
+
+    host.answer("/broken", 200);
+    await row.getByRole("link", { name: sid }).click();
+    await page.getByRole("link", { name: "Redeliver resume…" }).click();
+    await page
+      .getByRole("heading", { name: "Redeliver resume?" })
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    await page.getByRole("button", { name: "Redeliver resume" }).click();
+    await expect
+      .poll(() => text(page.getByRole("status")), SEEN_WITHIN)
+      .toMatch(/Redelivery scheduled/);
+    await expect.poll(() => host.deliveriesTo("/broken"), SEEN_WITHIN).toBe(3);
+    await expect
+      .poll(() => text(page.locator('tr[data-event="operator"]')), SEEN_WITHIN)
+      .toContain("action=redeliver");
+    await expect
+      .poll(() => text(page.locator('tr[data-event="delivery"]').first()), SEEN_WITHIN)
+      .toContain("status=200");
+    const deliveries = await page.locator('tr[data-event="delivery"]').allTextContents();
+    expect(deliveries.map((row) => /status=(\d+)/.exec(row)?.[1])).toEqual(["200", "500", "500"]);
+    await screenshot(page, "console-session", shotsDir);
+  });
+
+  it("marks a running job lost after a confirmation, and the agent is woken for it", async () => {
+    const sid = `lost-${Date.now()}`;
+    const callback = await suspendedSession(dev.base, sid, host.urlFor("/healthy"), "migrate");
+    await page.goto(`${dev.base}/console/sessions/default/${sid}`);
+    await page.locator('tr[data-job="migrate"]').getByRole("link", { name: "Mark lost…" }).click();
+    await page
+      .getByRole("heading", { name: "Mark job lost?" })
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    await page.getByRole("button", { name: "Mark job lost" }).click();
+
+    await expect
+      .poll(() => text(page.getByRole("status")), SEEN_WITHIN)
+      .toBe("The job was marked lost.");
+    const status = page.locator('tr[data-job="migrate"] td:nth-child(3)');
+    await expect.poll(() => text(status), SEEN_WITHIN).toBe("lostby operator");
+    expect(await page.locator('tr[data-job="migrate"]').getByRole("link").count()).toBe(1);
+    await expect.poll(() => headingStatus(page), SEEN_WITHIN).toBe("resuming");
+    await expect(
+      postCompletion(callback, { status: "completed", exit_code: 0, output: "too late" }),
+    ).rejects.toMatchObject({ problem: { code: "result_conflict" } });
+  });
+
+  it("shows the API's refusal as a readable message when an action does not apply", async () => {
+    const sid = `nothing-failed-${Date.now()}`;
+    await suspendedSession(dev.base, sid, host.urlFor("/healthy"));
+    await page.goto(`${dev.base}/console/sessions/default/${sid}/confirm/redeliver`);
+    await page.getByRole("button", { name: "Redeliver resume" }).click();
+    await expect
+      .poll(() => text(page.getByRole("alert")), SEEN_WITHIN)
+      .toContain("It did not work.");
+    await expect
+      .poll(() => text(page.getByRole("alert")), SEEN_WITHIN)
+      .toContain("(409 invalid_transition)");
+  });
+
+  it("deletes a session after a confirmation and says so on the list", async () => {
+    const sid = `deleted-${Date.now()}`;
+    await suspendedSession(dev.base, sid, host.urlFor("/healthy"));
+    await page.goto(`${dev.base}/console/sessions/default/${sid}`);
+    await page.getByRole("link", { name: "Delete session…" }).click();
+    await page.getByRole("button", { name: "Delete session" }).click();
+    await expect
+      .poll(() => text(page.getByRole("status")), SEEN_WITHIN)
+      .toBe("The session was deleted.");
+    expect((await api(dev.base, "GET", `/v1/sessions/${sid}`)).status).toBe(404);
+    await expect
+      .poll(() => page.locator(`tr[data-session="default/${sid}"]`).count(), SEEN_WITHIN)
+      .toBe(0);
+  });
+
+  it("refuses a console POST from another origin, and signs out", async () => {
+    const forged = await fetch(`${dev.base}/console/sessions/default/any/actions/delete`, {
+      method: "POST",
+      headers: { origin: "https://evil.example", cookie: `exec_inbox_operator=${OPERATOR_TOKEN}` },
+    });
+    expect(forged.status).toBe(403);
+    await page.goto(`${dev.base}/console`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Operator token").waitFor({ timeout: SEEN_WITHIN.timeout });
+    expect(await context.cookies()).toEqual([]);
+  });
+});

@@ -1,0 +1,6 @@
+// Before any browser test: find or install Chromium, so a missing browser fails the run loudly.
+import { ensureChromium } from "../../scripts/ensure-chromium";
+
+export default function setup(): void {
+  ensureChromium();
+}
