@@ -15,7 +15,7 @@ import { VERSION } from "../version";
 type Operation = {
   summary: string;
   body?: z.ZodType;
-  auth: "agent" | "callback" | "none";
+  auth: "agent" | "callback" | "operator" | "none";
   ok: string;
 };
 
@@ -90,6 +90,35 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       ok: "200",
     },
   },
+  "/v1/ops/sessions": {
+    get: {
+      summary: "Sessions that need attention, with counts (status, tenant, limit, cursor)",
+      auth: "operator",
+      ok: "200",
+    },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}": {
+    get: { summary: "One session's view, for an operator", auth: "operator", ok: "200" },
+    delete: { summary: "Delete the session", auth: "operator", ok: "204" },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}/events": {
+    get: { summary: "The audit trail, oldest first (after, limit)", auth: "operator", ok: "200" },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}/exec-jobs": {
+    get: { summary: "Job summaries (status, after, limit)", auth: "operator", ok: "200" },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}/exec-jobs/{handle}": {
+    get: { summary: "One job with its output", auth: "operator", ok: "200" },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}/redeliver": {
+    post: { summary: "Redeliver a failed resume (new resume_id)", auth: "operator", ok: "200" },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}/expire-wait": {
+    post: { summary: "Expire the armed wait now", auth: "operator", ok: "200" },
+  },
+  "/v1/ops/sessions/{tenant}/{sid}/exec-jobs/{handle}/mark-lost": {
+    post: { summary: "Give a running job the result lost", auth: "operator", ok: "200" },
+  },
   "/healthz": { get: { summary: "Liveness", auth: "none", ok: "200" } },
   "/healthz/object": { get: { summary: "One no-op Durable Object call", auth: "none", ok: "200" } },
   "/openapi.json": { get: { summary: "This document", auth: "none", ok: "200" } },
@@ -104,10 +133,7 @@ export function openApiDocument() {
     for (const [method, op] of Object.entries(methods)) {
       paths[path][method] = {
         summary: op.summary,
-        security:
-          op.auth === "none"
-            ? []
-            : [{ [op.auth === "agent" ? "agentToken" : "callbackToken"]: [] }],
+        security: op.auth === "none" ? [] : [{ [`${op.auth}Token`]: [] }],
         ...(op.body === undefined
           ? {}
           : {
@@ -129,6 +155,11 @@ export function openApiDocument() {
     components: {
       securitySchemes: {
         agentToken: { type: "http", scheme: "bearer", description: "One of AGENT_TOKENS" },
+        operatorToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "One of OPERATOR_TOKENS",
+        },
         callbackToken: {
           type: "http",
           scheme: "bearer",
