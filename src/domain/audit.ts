@@ -25,7 +25,8 @@ export type AuditEvent =
       readonly run_id: string;
       readonly waiting_for: readonly string[];
       readonly wake: string;
-      readonly ceiling_at: string;
+      /** null when the suspend woke at once (its results were already there). */
+      readonly ceiling_at: string | null;
     }
   | { readonly type: "run_finished"; readonly run_id: string; readonly status: string }
   /** `ids` holds at most the first AUDIT_IDS_KEPT envelope ids; `count` is all of them. */
@@ -34,7 +35,7 @@ export type AuditEvent =
   | { readonly type: "ceiling"; readonly handles: readonly string[] }
   | {
       readonly type: "operator";
-      readonly action: "redeliver" | "expire_wait" | "mark_lost" | "delete";
+      readonly action: "redeliver" | "expire_wait" | "mark_lost";
       readonly handle?: string;
       readonly resume_id?: string;
     };

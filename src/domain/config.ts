@@ -87,6 +87,15 @@ function malformedAllowlist(
   return null;
 }
 
+/** One token in both lists would open agent and operator routes alike: refuse to serve. */
+function sharedToken(agents: readonly AgentToken[], operators: readonly string[]): string | null {
+  const agentTokens = new Set(agents.map((agent) => agent.token));
+  const position = operators.findIndex((token) => agentTokens.has(token));
+  return position === -1
+    ? null
+    : `OPERATOR_TOKENS entry ${position + 1} is also an agent token: operators need their own`;
+}
+
 export function readConfig(vars: Vars): Config {
   const agentTokens = parseAgentTokens(list(vars, "AGENT_TOKENS"));
   const tenants = parseTenantSettings(vars.TENANT_SETTINGS);
@@ -97,7 +106,8 @@ export function readConfig(vars: Vars): Config {
       ? agentTokens.reason
       : !tenants.ok
         ? tenants.reason
-        : malformedAllowlist(allowlist, tenants.settings),
+        : (sharedToken(agentTokens.tokens, list(vars, "OPERATOR_TOKENS")) ??
+          malformedAllowlist(allowlist, tenants.settings)),
     tenants: tenants.ok ? tenants.settings : {},
     operatorTokens: list(vars, "OPERATOR_TOKENS"),
     callbackSecrets: list(vars, "CALLBACK_SECRETS"),

@@ -72,10 +72,17 @@ export function registerRun(
     }
     return fail("run_conflict", `run ${session.run.runId} is already active`);
   }
-  // Registering a run takes the pending resume: it is never delivered again.
+  // Registering a run takes the pending resume: it is never delivered again. A failed one is
+  // taken too: the host is back and sees the inbox, so nothing is left for an operator to redeliver.
+  const taken = session.resume?.state === "failed" || isResumePending(session.resume);
   const resume =
-    session.resume !== null && isResumePending(session.resume)
-      ? { ...session.resume, state: "completed" as const, nextAttemptAt: null, endedAt: now }
+    session.resume !== null && taken
+      ? {
+          ...session.resume,
+          state: "completed" as const,
+          nextAttemptAt: null,
+          endedAt: session.resume.endedAt ?? now,
+        }
       : session.resume;
   const run = { runId: cmd.runId, resumeId: cmd.resumeId, registeredAt: now };
   return decided({ ...session, run, resume }, { run_id: cmd.runId, notify_seq: session.notifySeq });

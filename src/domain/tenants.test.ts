@@ -100,6 +100,18 @@ describe("TENANT_SETTINGS", () => {
   });
 });
 
+describe("operator tokens", () => {
+  it("a token listed as both an agent's and an operator's refuses to serve", () => {
+    const config = readConfig({
+      AGENT_TOKENS: "acme:shared-token,plain",
+      OPERATOR_TOKENS: "own-token,shared-token",
+    });
+    expect(config.misconfigured).toContain("OPERATOR_TOKENS entry 2 is also an agent token");
+    expect(config.misconfigured).not.toContain("shared-token");
+    expect(readConfig({ AGENT_TOKENS: "a", OPERATOR_TOKENS: "b" }).misconfigured).toBeNull();
+  });
+});
+
 describe("allowlist entries", () => {
   it("origins with a port, a wildcard port or none are accepted", () => {
     const config = readConfig({

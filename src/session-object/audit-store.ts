@@ -2,7 +2,9 @@
 // goes to slot `seq % AUDIT_MAX_EVENTS`, overwriting the event AUDIT_MAX_EVENTS older in place:
 // one row written per event, never a delete (a delete is billed as a written row too, so a log
 // trimmed by deletes costs two writes per event). Reads show only the newest AUDIT_MAX_EVENTS
-// within AUDIT_RETENTION_MS; older rows are invisible until overwritten.
+// within AUDIT_RETENTION_MS; older rows are invisible until overwritten. The last seq is read
+// once per object start (a scan of at most AUDIT_MAX_EVENTS rows; no index, which would cost a
+// second written row per event).
 import type { AuditEvent, StoredEvent } from "../domain/audit";
 
 interface Bounds {
@@ -40,23 +42,44 @@ export class AuditStore {
     this.lastSeq = seq;
   }
 
-  /** Events after `after`, oldest first, at most the newest AUDIT_MAX_EVENTS, none expired. */
+  /**
+   * Events after `after`, oldest first: the next `limit` seqs, found by their slots (one or two
+   * primary-key ranges), so a page reads `limit` rows whatever the ring's size. Expired events are
+   * a prefix of the trail; a page that covers some shows fewer, and `next_after` moves past them.
+   */
   page(
     sql: SqlStorage,
     now: number,
     cmd: { after: number; limit: number },
   ): { events: StoredEvent[]; next_after: number | null } {
-    // The ring holds at most AUDIT_MAX_EVENTS rows, so this scan is bounded whatever the history.
-    const floor = Math.max(cmd.after, this.last(sql) - this.bounds.auditMaxEvents);
-    const rows = sql
-      .exec<{ seq: number; at: number; type: string; detail: string }>(
-        "SELECT seq, at, type, detail FROM audit WHERE seq > ? AND at > ? ORDER BY seq LIMIT ?",
-        floor,
-        now - this.bounds.auditRetentionMs,
-        cmd.limit + 1,
-      )
-      .toArray();
-    const events = rows.slice(0, cmd.limit).map(
+    const max = this.bounds.auditMaxEvents;
+    const last = this.last(sql);
+    const from = Math.max(cmd.after, last - max) + 1;
+    const to = Math.min(last, from + cmd.limit - 1);
+    if (from > to) return { events: [], next_after: null };
+    // The seqs from..to sit in slots from%max..to%max, wrapping past the ring's end at most once.
+    const [start, end] = [from % max, to % max];
+    const ranges: Array<[number, number]> =
+      start <= end
+        ? [[start, end]]
+        : [
+            [start, max - 1],
+            [0, end],
+          ];
+    const rows = ranges.flatMap(([low, high]) =>
+      sql
+        .exec<{ seq: number; at: number; type: string; detail: string }>(
+          `SELECT seq, at, type, detail FROM audit
+           WHERE slot BETWEEN ? AND ? AND seq BETWEEN ? AND ? AND at > ? ORDER BY slot`,
+          low,
+          high,
+          from,
+          to,
+          now - this.bounds.auditRetentionMs,
+        )
+        .toArray(),
+    );
+    const events = rows.map(
       (row) =>
         ({
           seq: row.seq,
@@ -65,8 +88,7 @@ export class AuditStore {
           ...JSON.parse(row.detail),
         }) as StoredEvent,
     );
-    const more = rows.length > cmd.limit;
-    return { events, next_after: more ? (events.at(-1)?.seq ?? null) : null };
+    return { events, next_after: to < last ? to : null };
   }
 
   /** Storage was wiped (the session was deleted): the next lifetime starts at seq 1. */

@@ -297,11 +297,16 @@ export class SessionObject extends DurableObject<Env> {
     runId: string | null;
     resumeId: string | null;
   }): Result<{ run_id: string; notify_seq: number }> {
+    const active = this.core?.run?.runId ?? null;
     return this.decide(
       (core) => core,
       (session, now) =>
         registerRun(session, { runId: cmd.runId ?? newId("run"), resumeId: cmd.resumeId }, now),
-      (value) => [{ type: "run_registered", run_id: value.run_id, resume_id: cmd.resumeId }],
+      // Registering the active run again changes nothing, so it records nothing either.
+      (value) =>
+        value.run_id === active
+          ? []
+          : [{ type: "run_registered", run_id: value.run_id, resume_id: cmd.resumeId }],
     );
   }
 
@@ -320,7 +325,7 @@ export class SessionObject extends DurableObject<Env> {
           run_id: cmd.runId,
           waiting_for: state.wait?.handles ?? [],
           wake: cmd.wake,
-          ceiling_at: state.wait === null ? "" : new Date(state.wait.ceilingAt).toISOString(),
+          ceiling_at: state.wait === null ? null : new Date(state.wait.ceilingAt).toISOString(),
         },
       ],
     );

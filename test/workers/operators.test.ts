@@ -184,6 +184,13 @@ describe("the audit trail", () => {
         state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM audit").one().n,
     );
     expect(rows).toBe(40);
+    // A page reads its own rows by slot, not the whole ring.
+    const before = (await call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
+    expect((await ops("GET", `${sid}/events?after=${last - 10}&limit=2`)).body.events).toHaveLength(
+      2,
+    );
+    const after = (await call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
+    expect(after - before).toBeLessThanOrEqual(4);
     const bad = await ops("GET", `${sid}/events?limit=0`);
     expect([bad.status, bad.body.code]).toEqual([422, "invalid_request"]);
   });
@@ -247,6 +254,34 @@ describe("operator actions", () => {
       action: "redeliver",
       resume_id: redelivered.body.resume_id,
     });
+  });
+
+  it("a run registered after a failed resume takes it: nothing is left to redeliver", {
+    timeout: 30_000,
+  }, async () => {
+    const sid = uniqueId("recovered");
+    await scriptHost(sid, [503, 503, 503, 503]);
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    await complete(sid, "h1", tokens.h1!, result(0, "x"));
+    await until(async () => expect((await view(sid)).resume.state).toBe("failed"), 20_000);
+    // The host comes back by itself and registers a run.
+    const runId = await registerRun(sid);
+    expect((await view(sid)).resume).toMatchObject({ state: "completed" });
+    const refused = await ops("POST", `${sid}/redeliver`);
+    expect([refused.status, refused.body.code]).toEqual([409, "invalid_transition"]);
+    expect(await deliveries(sid)).toHaveLength(4);
+    // Finishing with the result unclaimed is a new wake (inbox_pending), not the failed one again.
+    await call("POST", `/v1/sessions/${sid}/runs/${runId}/finish`);
+    expect((await view(sid)).resume.reason).toBe("inbox_pending");
+    expect((await ops("POST", `${sid}/redeliver`)).status).toBe(409);
+  });
+
+  it("registering the active run again records nothing new", async () => {
+    const sid = uniqueId("re-register");
+    await createSession(sid);
+    await registerRun(sid, { run_id: "run-1" });
+    await registerRun(sid, { run_id: "run-1" });
+    expect((await events(sid)).map((event) => event.type)).toEqual(["run_registered"]);
   });
 
   it("an operator delete ends the lifetime like the agent's, and a second one is 404", async () => {
