@@ -190,7 +190,8 @@ describe("the audit trail", () => {
       2,
     );
     const after = (await call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
-    expect(after - before).toBeLessThanOrEqual(4);
+    // Reading the whole ring would be 40 rows and more; a page of 2 reads a handful.
+    expect(after - before).toBeLessThanOrEqual(10);
     const bad = await ops("GET", `${sid}/events?limit=0`);
     expect([bad.status, bad.body.code]).toEqual([422, "invalid_request"]);
   });
