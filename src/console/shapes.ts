@@ -1,15 +1,10 @@
 // The answers of the /v1/ops routes as the console reads them (contract section 8). Kept loose
 // where the contract is (an event carries its own fields per type); the routes own the shapes.
+
+import type { AttentionStatus } from "../domain/index-entry";
 import type { JobSummaryView, JobView, SessionView } from "../domain/view";
 
-export const ATTENTION_STATUSES = [
-  "suspended",
-  "resuming",
-  "failed",
-  "no_target",
-  "overdue",
-] as const;
-export type AttentionStatus = (typeof ATTENTION_STATUSES)[number];
+export { ATTENTION_STATUSES, type AttentionStatus } from "../domain/index-entry";
 
 export interface IndexEntry {
   readonly tenant: string;
