@@ -2,7 +2,8 @@
 // that does not exist keep the object's storage exactly as a never-asked object's (issue 9).
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HEALTH_OBJECT_NAME } from "../../src/domain/tenants";
+import { ID_PATTERN } from "../../src/domain/schemas";
+import { HEALTH_OBJECT_NAME, TENANT_PATTERN } from "../../src/domain/tenants";
 import { call, stubOf, uniqueId } from "../support/api";
 
 /** What a client could find of an object's storage: its tables, their rows, its alarm, its size. */
@@ -72,6 +73,9 @@ describe("requests that need no state leave no storage", () => {
     }
     expect((await call("GET", "/healthz/object", { token: null })).status).toBe(200);
     expect(await footprint(HEALTH_OBJECT_NAME)).toEqual(baseline);
+    // By construction: the name is no default-tenant id and its prefix is no tenant.
+    expect(ID_PATTERN.test(HEALTH_OBJECT_NAME)).toBe(false);
+    expect(TENANT_PATTERN.test(HEALTH_OBJECT_NAME.split("/")[0] ?? "")).toBe(false);
   });
 
   it("a created session does leave storage, so the check above can see it", async () => {
