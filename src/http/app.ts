@@ -1,24 +1,24 @@
-// The Hono app: body-size guard, configuration, authentication, the resource routes and error mapping.
-import { Hono } from "hono";
+// The Hono app: body-size guard, configuration, authentication, the route table and error mapping.
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { consoleRoutes } from "../console/routes";
 import { readConfig } from "../domain/config";
-import { HEALTH_OBJECT_NAME } from "../domain/tenants";
-import { VERSION } from "../version";
 import { MAX_BODY_BYTES, readBodyBytes } from "./body";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
-import { openApiDocument } from "./openapi";
+import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
 import { problem } from "./problem";
 import { runRoutes } from "./runs";
+import { problemHook } from "./serve";
+import { serviceRoutes } from "./service";
 import { sessionRoutes } from "./sessions";
 
-export function createApp(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+export function createApp(): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: problemHook });
 
   // Every route refuses a declared oversized body before anything parses it.
   app.use("*", async (c, next) => {
@@ -61,13 +61,7 @@ export function createApp(): Hono<AppEnv> {
     return next();
   });
 
-  app.get("/healthz", (c) => c.json({ ok: true, version: VERSION }));
-  // One round trip to a Durable Object that does nothing: the floor every session call sits on.
-  app.get("/healthz/object", async (c) => {
-    const result = await c.env.SESSIONS.get(c.env.SESSIONS.idFromName(HEALTH_OBJECT_NAME)).ping();
-    return result.ok ? c.json({ ok: true }) : problem(result.code, result.detail);
-  });
-  app.get("/openapi.json", (c) => c.json(openApiDocument()));
+  serviceRoutes(app);
   sessionRoutes(app);
   runRoutes(app);
   jobRoutes(app);
@@ -75,6 +69,7 @@ export function createApp(): Hono<AppEnv> {
   opsRoutes(app);
   opsIndexRoutes(app);
   consoleRoutes(app);
+  describeApi(app);
 
   app.notFound(() => problem("not_found", "no such route"));
   app.onError((error) => {

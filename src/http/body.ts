@@ -94,7 +94,7 @@ function syntaxDetail(error: unknown, text: string): string {
     : `malformed JSON at position ${position}: ${message}`;
 }
 
-function issuesDetail(error: z.ZodError): {
+export function issuesDetail(error: z.ZodError): {
   detail: string;
   errors: { path: string; message: string }[];
 } {
@@ -115,17 +115,16 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): Parsed
 }
 
 /**
- * Parses and validates the JSON body. With `optional`, an empty body (any or no content type)
- * stands for `{}` so the schema's defaults apply.
+ * Reads the JSON body at the edge: size, media type, charset, UTF-8 and syntax, each with its own
+ * problem. With `optional`, an empty body (any or no content type) stands for `{}`.
  */
-export async function jsonBody<S extends z.ZodType>(
+export async function readJson(
   c: Context,
-  schema: S,
   options: { optional?: boolean } = {},
-): Promise<Parsed<z.infer<S>>> {
+): Promise<Parsed<unknown>> {
   const read = await readBodyBytes(c.req.raw);
   if (!read.ok) return read;
-  if (read.bytes.byteLength === 0 && options.optional) return validate(schema, {});
+  if (read.bytes.byteLength === 0 && options.optional) return { ok: true, value: {} };
   const type = c.req.header("content-type") ?? "";
   if (!isJsonType(type)) {
     return {
@@ -152,11 +151,19 @@ export async function jsonBody<S extends z.ZodType>(
   } catch {
     return { ok: false, response: problem("invalid_request", "request body is not valid UTF-8") };
   }
-  let input: unknown;
   try {
-    input = JSON.parse(text);
+    return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     return { ok: false, response: problem("invalid_request", syntaxDetail(error, text)) };
   }
-  return validate(schema, input);
+}
+
+/** Parses and validates the JSON body (see `readJson`; an empty optional body gets the defaults). */
+export async function jsonBody<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  options: { optional?: boolean } = {},
+): Promise<Parsed<z.infer<S>>> {
+  const read = await readJson(c, options);
+  return read.ok ? validate(schema, read.value) : read;
 }

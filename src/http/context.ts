@@ -1,30 +1,20 @@
-// Shared HTTP plumbing: the app's types, path-id checks, the session stub and Result → Response.
+// Shared HTTP plumbing: the app's types and the session stubs.
 // Rules about sessions are left to the domain behind the stub.
 import type { Context } from "hono";
+import type { CallbackClaims } from "../auth/callback-token";
 import type { Config } from "../domain/config";
-import type { Result } from "../domain/errors";
-import { ID_PATTERN } from "../domain/schemas";
 import { sessionObjectName } from "../domain/tenants";
 import type { Env } from "../env";
-import { problem } from "./problem";
 
-/** `tenant` is set by the agent-token check; routes without an agent token never read it. */
-export type AppEnv = { Bindings: Env; Variables: { config: Config; tenant: string } };
+/**
+ * `tenant` is set by the agent-token check and `callback` by the completion's callback-token
+ * check; a route reads only the one its credential sets.
+ */
+export type AppEnv = {
+  Bindings: Env;
+  Variables: { config: Config; tenant: string; callback: CallbackClaims };
+};
 export type AppContext = Context<AppEnv>;
-
-/** Path ids outside the charset cannot name a session or job, so they are simply not found. */
-export function pathIds<K extends string>(
-  c: AppContext,
-  ...names: K[]
-): Record<K, string> | Response {
-  const ids = {} as Record<K, string>;
-  for (const name of names) {
-    const value = c.req.param(name) ?? "";
-    if (!ID_PATTERN.test(value)) return problem("not_found", "no such session or job");
-    ids[name] = value;
-  }
-  return ids;
-}
 
 /** The session object of `sessionId` in the given tenant (another tenant's id is another object). */
 export const tenantSessionStub = (env: Env, tenant: string, sessionId: string) =>
@@ -33,8 +23,3 @@ export const tenantSessionStub = (env: Env, tenant: string, sessionId: string) =
 /** The session object of `sessionId` in the tenant of the request's agent token. */
 export const sessionStub = (c: AppContext, sessionId: string) =>
   tenantSessionStub(c.env, c.var.tenant, sessionId);
-
-export function reply<T>(result: Result<T>, status: 200 | 201 | 202 = 200): Response {
-  if (!result.ok) return problem(result.code, result.detail);
-  return Response.json(result.value, { status });
-}

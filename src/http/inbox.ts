@@ -1,31 +1,25 @@
-// Routes for the inbox: counts, claim with a lease, idempotent ack.
-import type { Hono } from "hono";
-import { ackBody, claimBody } from "../domain/schemas";
-import { jsonBody } from "./body";
-import { type AppEnv, pathIds, reply, sessionStub } from "./context";
+// Handlers for the inbox (table: routes/inbox.ts): counts, claim with a lease, idempotent ack.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { type AppEnv, sessionStub } from "./context";
+import * as routes from "./routes/inbox";
+import { answer, serve } from "./serve";
 
-export function inboxRoutes(app: Hono<AppEnv>): void {
-  app.get("/v1/sessions/:sid/inbox", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    return reply(await sessionStub(c, ids.sid).inbox());
+export function inboxRoutes(app: OpenAPIHono<AppEnv>): void {
+  serve(app, routes.getInbox, async (c) => {
+    const { sid } = c.req.valid("param");
+    return answer(routes.getInbox, 200, await sessionStub(c, sid).inbox());
   });
 
-  app.post("/v1/sessions/:sid/inbox/claim", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    const body = await jsonBody(c, claimBody, { optional: true });
-    if (!body.ok) return body.response;
-    return reply(
-      await sessionStub(c, ids.sid).claim({ max: body.value.max, leaseMs: body.value.lease_ms }),
-    );
+  serve(app, routes.claimInbox, async (c) => {
+    const { sid } = c.req.valid("param");
+    const { max, lease_ms } = c.req.valid("json");
+    const result = await sessionStub(c, sid).claim({ max, leaseMs: lease_ms });
+    return answer(routes.claimInbox, 200, result);
   });
 
-  app.post("/v1/sessions/:sid/inbox/ack", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    const body = await jsonBody(c, ackBody);
-    if (!body.ok) return body.response;
-    return reply(await sessionStub(c, ids.sid).ack({ ids: body.value.ids }));
+  serve(app, routes.ackInbox, async (c) => {
+    const { sid } = c.req.valid("param");
+    const { ids } = c.req.valid("json");
+    return answer(routes.ackInbox, 200, await sessionStub(c, sid).ack({ ids }));
   });
 }

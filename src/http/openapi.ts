@@ -1,191 +1,63 @@
-// The OpenAPI 3.1 document, generated from the same zod schemas that validate the requests.
+// The OpenAPI 3.1 document: generated from the route table the app serves, plus what the table
+// cannot say by itself (security schemes, the resume webhook the service sends).
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
-import {
-  ackBody,
-  appendMessageBody,
-  claimBody,
-  completionBody,
-  createSessionBody,
-  registerRunBody,
-  reserveJobBody,
-  suspendBody,
-} from "../domain/schemas";
 import { VERSION } from "../version";
+import type { AppEnv } from "./context";
+import { resumePayloadSchema } from "./schemas/resume";
 
-type Operation = {
-  summary: string;
-  body?: z.ZodType;
-  auth: "agent" | "callback" | "operator" | "none";
-  ok: string;
-};
+const DESCRIPTION = `Wakes suspended AI agents, exactly once, when their background shell commands finish.
+Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\`. The guide for
+users is \`docs/api.md\` in the repository.`;
 
-const OPERATIONS: Record<string, Record<string, Operation>> = {
-  "/v1/sessions": {
-    post: { summary: "Create a session", body: createSessionBody, auth: "agent", ok: "201" },
-  },
-  "/v1/sessions/{sid}": {
-    get: { summary: "Session view", auth: "agent", ok: "200" },
-    delete: { summary: "Delete the session: its lifetime ends", auth: "agent", ok: "204" },
-  },
-  "/v1/sessions/{sid}/messages": {
-    post: { summary: "Append a message", body: appendMessageBody, auth: "agent", ok: "201" },
-    get: {
-      summary: "A page of messages by index (after, before, limit 1-500)",
-      auth: "agent",
-      ok: "200",
+/** Registers what the routes do not carry; call once, after the routes. */
+export function describeApi(app: OpenAPIHono<AppEnv>): void {
+  const registry = app.openAPIRegistry;
+  registry.registerComponent("securitySchemes", "agentToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "An agent host's token: one of AGENT_TOKENS (`tenant:token` or a bare token)",
+  });
+  registry.registerComponent("securitySchemes", "operatorToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "An operator's token: one of OPERATOR_TOKENS (only /v1/ops/*)",
+  });
+  registry.registerComponent("securitySchemes", "callbackToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The callback token of one job, returned by its reservation (only its completion)",
+  });
+  registry.registerWebhook({
+    method: "post",
+    path: "session.resume",
+    operationId: "sessionResume",
+    summary: "Resume a session (sent by exec-inbox to the agent host)",
+    description:
+      "Signed with Standard Webhooks (RESUME_SIGNING_SECRET). Retried with the same resume_id until a 2xx; a 3xx is a failure.",
+    request: {
+      headers: z.object({
+        "webhook-id": z.string().meta({ description: "The resume_id" }),
+        "webhook-timestamp": z.string().meta({ description: "Unix seconds" }),
+        "webhook-signature": z.string().meta({ description: "v1,<base64 HMAC-SHA256>" }),
+      }),
+      body: { required: true, content: { "application/json": { schema: resumePayloadSchema } } },
     },
-  },
-  "/v1/sessions/{sid}/runs": {
-    post: { summary: "Register a run", body: registerRunBody, auth: "agent", ok: "201" },
-  },
-  "/v1/sessions/{sid}/runs/{run_id}/suspend": {
-    post: {
-      summary: "Suspend the run waiting for background commands",
-      body: suspendBody,
-      auth: "agent",
-      ok: "200",
-    },
-  },
-  "/v1/sessions/{sid}/runs/{run_id}/finish": {
-    post: { summary: "Finish the run", auth: "agent", ok: "200" },
-  },
-  "/v1/sessions/{sid}/runs/{run_id}/notifications": {
-    get: { summary: "Long-poll inbox admissions (after, wait_ms)", auth: "agent", ok: "200" },
-  },
-  "/v1/sessions/{sid}/exec-jobs": {
-    post: {
-      summary: "Reserve a job and get its callback",
-      body: reserveJobBody,
-      auth: "agent",
-      ok: "201",
-    },
-    get: {
-      summary: "A page of job summaries, no outputs (status, after, limit 1-500)",
-      auth: "agent",
-      ok: "200",
-    },
-  },
-  "/v1/sessions/{sid}/exec-jobs/{handle}": {
-    get: { summary: "Pull a job (write_stdin)", auth: "agent", ok: "200" },
-  },
-  "/v1/sessions/{sid}/exec-jobs/{handle}/completion": {
-    post: {
-      summary: "Report a terminal result",
-      body: completionBody,
-      auth: "callback",
-      ok: "202",
-    },
-  },
-  "/v1/sessions/{sid}/inbox": { get: { summary: "Inbox counts", auth: "agent", ok: "200" } },
-  "/v1/sessions/{sid}/inbox/claim": {
-    post: { summary: "Claim envelopes with a lease", body: claimBody, auth: "agent", ok: "200" },
-  },
-  "/v1/sessions/{sid}/inbox/ack": {
-    post: { summary: "Acknowledge envelopes", body: ackBody, auth: "agent", ok: "200" },
-  },
-  "/v1/sessions/{sid}/stats": {
-    get: {
-      summary: "Rows read and written, database bytes and alarms of this session object",
-      auth: "agent",
-      ok: "200",
-    },
-  },
-  "/v1/ops/sessions": {
-    get: {
-      summary: "Sessions that need attention, with counts (status, tenant, limit, cursor)",
-      auth: "operator",
-      ok: "200",
-    },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}": {
-    get: { summary: "One session's view, for an operator", auth: "operator", ok: "200" },
-    delete: { summary: "Delete the session", auth: "operator", ok: "204" },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}/events": {
-    get: { summary: "The audit trail, oldest first (after, limit)", auth: "operator", ok: "200" },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}/exec-jobs": {
-    get: { summary: "Job summaries (status, after, limit)", auth: "operator", ok: "200" },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}/exec-jobs/{handle}": {
-    get: { summary: "One job with its output", auth: "operator", ok: "200" },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}/redeliver": {
-    post: { summary: "Redeliver a failed resume (new resume_id)", auth: "operator", ok: "200" },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}/expire-wait": {
-    post: { summary: "Expire the armed wait now", auth: "operator", ok: "200" },
-  },
-  "/v1/ops/sessions/{tenant}/{sid}/exec-jobs/{handle}/mark-lost": {
-    post: { summary: "Give a running job the result lost", auth: "operator", ok: "200" },
-  },
-  "/healthz": { get: { summary: "Liveness", auth: "none", ok: "200" } },
-  "/healthz/object": { get: { summary: "One no-op Durable Object call", auth: "none", ok: "200" } },
-  "/openapi.json": { get: { summary: "This document", auth: "none", ok: "200" } },
-};
+    responses: { 200: { description: "Any 2xx ends the delivery" } },
+  });
+}
 
-const problemRef = { $ref: "#/components/responses/Problem" };
-
-export function openApiDocument() {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const [path, methods] of Object.entries(OPERATIONS)) {
-    paths[path] = {};
-    for (const [method, op] of Object.entries(methods)) {
-      paths[path][method] = {
-        summary: op.summary,
-        security: op.auth === "none" ? [] : [{ [`${op.auth}Token`]: [] }],
-        ...(op.body === undefined
-          ? {}
-          : {
-              requestBody: {
-                required: true,
-                content: {
-                  "application/json": { schema: z.toJSONSchema(op.body, { io: "input" }) },
-                },
-              },
-            }),
-        responses: { [op.ok]: { description: "Success" }, "4XX": problemRef, "5XX": problemRef },
-      };
-    }
-  }
-  return {
+export function openApiDocument(app: OpenAPIHono<AppEnv>) {
+  return app.getOpenAPI31Document({
     openapi: "3.1.0",
-    info: { title: "exec-inbox", version: VERSION },
-    paths,
-    components: {
-      securitySchemes: {
-        agentToken: { type: "http", scheme: "bearer", description: "One of AGENT_TOKENS" },
-        operatorToken: {
-          type: "http",
-          scheme: "bearer",
-          description: "One of OPERATOR_TOKENS",
-        },
-        callbackToken: {
-          type: "http",
-          scheme: "bearer",
-          description: "The callback token of one job",
-        },
-      },
-      responses: {
-        Problem: {
-          description: "RFC 9457 problem with a stable code",
-          content: {
-            "application/problem+json": {
-              schema: {
-                type: "object",
-                required: ["type", "title", "status", "detail", "code"],
-                properties: {
-                  type: { type: "string" },
-                  title: { type: "string" },
-                  status: { type: "integer" },
-                  detail: { type: "string" },
-                  code: { type: "string" },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-  };
+    info: { title: "exec-inbox", version: VERSION, description: DESCRIPTION },
+    tags: [
+      { name: "Sessions" },
+      { name: "Runs" },
+      { name: "Exec jobs" },
+      { name: "Inbox" },
+      { name: "Operators" },
+      { name: "Service" },
+    ],
+  });
 }

@@ -1,8 +1,7 @@
-// GET /v1/ops/sessions: the sessions that need attention, from the D1 index, with counts per status.
+// GET /v1/ops/sessions (table: routes/ops.ts): the sessions that need attention, from the D1 index, with counts per status.
 // OPERATOR_TOKENS is checked in app.ts; the entries are the session objects' (they stay the truth).
-import type { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { type AttentionStatus, attentionAt, type IndexEntry } from "../domain/index-entry";
-import { opsSessionsQuery } from "../domain/schemas";
 import { iso, isoOrNull } from "../domain/text";
 import {
   countEntries,
@@ -13,9 +12,10 @@ import {
   pageEntries,
   removeEntry,
 } from "../session-index/index-store";
-import { validate } from "./body";
 import { type AppEnv, tenantSessionStub } from "./context";
 import { problem } from "./problem";
+import * as routes from "./routes/ops";
+import { answer, serve } from "./serve";
 
 /** A resume whose next attempt is this far past due means its object's alarm, or an update, was lost. */
 const STALE_ATTEMPT_MS = 60_000;
@@ -58,23 +58,22 @@ const looksStale = ({ entry }: IndexedEntry, now: number): boolean =>
   (entry.overdueAt !== null && entry.overdueAt <= now) ||
   (entry.detail?.resume?.next_attempt_at ?? Number.POSITIVE_INFINITY) <= now - STALE_ATTEMPT_MS;
 
-export function opsIndexRoutes(app: Hono<AppEnv>): void {
-  app.get("/v1/ops/sessions", async (c) => {
-    const query = validate(opsSessionsQuery, c.req.query());
-    if (!query.ok) return query.response;
-    const cursor = query.value.cursor === undefined ? null : decodeCursor(query.value.cursor);
-    if (query.value.cursor !== undefined && cursor === null) {
+export function opsIndexRoutes(app: OpenAPIHono<AppEnv>): void {
+  serve(app, routes.opsListSessions, async (c) => {
+    const query = c.req.valid("query");
+    const cursor = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    if (query.cursor !== undefined && cursor === null) {
       return problem("invalid_request", "cursor: not a cursor this list returned", {
         errors: [{ path: "cursor", message: "not a cursor this list returned" }],
       });
     }
     const db = c.env.INDEX;
     if (db === undefined) return problem("internal", "the INDEX binding (D1) is not configured");
-    const status = query.value.status ?? null;
-    const tenant = query.value.tenant ?? null;
+    const status = query.status ?? null;
+    const tenant = query.tenant ?? null;
     const now = Date.now();
     const [rows, counts] = await Promise.all([
-      pageEntries(db, { status, tenant, limit: query.value.limit, cursor, now }),
+      pageEntries(db, { status, tenant, limit: query.limit, cursor, now }),
       countEntries(db, tenant, now),
     ]);
 
@@ -109,9 +108,9 @@ export function opsIndexRoutes(app: Hono<AppEnv>): void {
     });
     const last = rows.at(-1);
     const next =
-      rows.length === query.value.limit && last !== undefined
+      rows.length === query.limit && last !== undefined
         ? encodeCursor(cursorOf(status, last))
         : null;
-    return c.json({ sessions, next, counts });
+    return answer(routes.opsListSessions, 200, { ok: true, value: { sessions, next, counts } });
   });
 }

@@ -1,85 +1,62 @@
-// Operator routes under /v1/ops/sessions/{tenant}/{sid}: one session's view, audit trail, jobs, and
-// the actions that mend a stuck agent. OPERATOR_TOKENS is checked in app.ts; the rules are the
-// session object's and the domain's.
-import type { Hono } from "hono";
-import { eventsQuery, jobsQuery } from "../domain/schemas";
-import { TENANT_PATTERN } from "../domain/tenants";
-import { validate } from "./body";
-import { type AppContext, type AppEnv, pathIds, reply, tenantSessionStub } from "./context";
+// Handlers for one session under /v1/ops/sessions/{tenant}/{sid} (table: routes/ops.ts): view,
+// audit trail, jobs, and the actions that mend a stuck agent. OPERATOR_TOKENS is checked in app.ts;
+// the rules are the session object's and the domain's.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { type AppEnv, tenantSessionStub } from "./context";
 import { problem } from "./problem";
+import * as routes from "./routes/ops";
+import { answer, serve } from "./serve";
 
-const SESSION = "/v1/ops/sessions/:tenant/:sid";
+type Named = { tenant: string; sid: string };
+const stubOf = (env: AppEnv["Bindings"], { tenant, sid }: Named) =>
+  tenantSessionStub(env, tenant, sid);
 
-/** The session object named by the path, or a 404 for a tenant or id no session can have. */
-function opsStub(c: AppContext) {
-  const tenant = c.req.param("tenant") ?? "";
-  const ids = pathIds(c, "sid");
-  if (ids instanceof Response) return ids;
-  if (!TENANT_PATTERN.test(tenant)) return problem("not_found", "no such tenant or session");
-  return tenantSessionStub(c.env, tenant, ids.sid);
-}
-
-export function opsRoutes(app: Hono<AppEnv>): void {
-  app.get(SESSION, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    return reply(await stub.view());
+export function opsRoutes(app: OpenAPIHono<AppEnv>): void {
+  serve(app, routes.opsGetSession, async (c) => {
+    const stub = stubOf(c.env, c.req.valid("param"));
+    return answer(routes.opsGetSession, 200, await stub.view());
   });
 
-  app.delete(SESSION, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    const result = await stub.remove({ by: "operator" });
-    return result.ok ? new Response(null, { status: 204 }) : reply(result);
+  serve(app, routes.opsDeleteSession, async (c) => {
+    const result = await stubOf(c.env, c.req.valid("param")).remove({ by: "operator" });
+    return result.ok ? new Response(null, { status: 204 }) : problem(result.code, result.detail);
   });
 
-  app.get(`${SESSION}/events`, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    const query = validate(eventsQuery, c.req.query());
-    if (!query.ok) return query.response;
-    return reply(await stub.events(query.value));
+  serve(app, routes.opsListEvents, async (c) => {
+    const stub = stubOf(c.env, c.req.valid("param"));
+    return answer(routes.opsListEvents, 200, await stub.events(c.req.valid("query")));
   });
 
-  app.get(`${SESSION}/exec-jobs`, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    const query = validate(jobsQuery, c.req.query());
-    if (!query.ok) return query.response;
-    return reply(
-      await stub.listJobs({
-        status: query.value.status ?? null,
-        after: query.value.after,
-        limit: query.value.limit,
-      }),
-    );
+  serve(app, routes.opsListJobs, async (c) => {
+    const stub = stubOf(c.env, c.req.valid("param"));
+    const query = c.req.valid("query");
+    const result = await stub.listJobs({
+      status: query.status ?? null,
+      after: query.after,
+      limit: query.limit,
+    });
+    return answer(routes.opsListJobs, 200, result);
   });
 
-  app.get(`${SESSION}/exec-jobs/:handle`, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    const ids = pathIds(c, "handle");
-    if (ids instanceof Response) return ids;
-    return reply(await stub.getJob({ handle: ids.handle }));
+  serve(app, routes.opsGetJob, async (c) => {
+    const params = c.req.valid("param");
+    const result = await stubOf(c.env, params).getJob({ handle: params.handle });
+    return answer(routes.opsGetJob, 200, result);
   });
 
-  app.post(`${SESSION}/redeliver`, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    return reply(await stub.redeliver());
+  serve(app, routes.opsRedeliver, async (c) => {
+    const stub = stubOf(c.env, c.req.valid("param"));
+    return answer(routes.opsRedeliver, 200, await stub.redeliver());
   });
 
-  app.post(`${SESSION}/expire-wait`, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    return reply(await stub.expireWaitNow());
+  serve(app, routes.opsExpireWait, async (c) => {
+    const stub = stubOf(c.env, c.req.valid("param"));
+    return answer(routes.opsExpireWait, 200, await stub.expireWaitNow());
   });
 
-  app.post(`${SESSION}/exec-jobs/:handle/mark-lost`, async (c) => {
-    const stub = opsStub(c);
-    if (stub instanceof Response) return stub;
-    const ids = pathIds(c, "handle");
-    if (ids instanceof Response) return ids;
-    return reply(await stub.markLost({ handle: ids.handle }));
+  serve(app, routes.opsMarkLost, async (c) => {
+    const params = c.req.valid("param");
+    const result = await stubOf(c.env, params).markLost({ handle: params.handle });
+    return answer(routes.opsMarkLost, 200, result);
   });
 }

@@ -1,54 +1,45 @@
-// Routes for runs: register, suspend, finish and the notifications long-poll.
-import type { Hono } from "hono";
-import { finishRunBody, notificationsQuery, registerRunBody, suspendBody } from "../domain/schemas";
-import { jsonBody, validate } from "./body";
-import { type AppEnv, pathIds, reply, sessionStub } from "./context";
+// Handlers for runs (table: routes/runs.ts): register, suspend, finish, the notifications long-poll.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { type AppEnv, sessionStub } from "./context";
+import * as routes from "./routes/runs";
+import { answer, serve } from "./serve";
 
-export function runRoutes(app: Hono<AppEnv>): void {
-  app.post("/v1/sessions/:sid/runs", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    const body = await jsonBody(c, registerRunBody, { optional: true });
-    if (!body.ok) return body.response;
-    const result = await sessionStub(c, ids.sid).registerRun({
-      runId: body.value.run_id ?? null,
-      resumeId: body.value.resume_id ?? null,
+export function runRoutes(app: OpenAPIHono<AppEnv>): void {
+  serve(app, routes.registerRun, async (c) => {
+    const { sid } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const result = await sessionStub(c, sid).registerRun({
+      runId: body.run_id ?? null,
+      resumeId: body.resume_id ?? null,
     });
-    return reply(result, 201);
+    return answer(routes.registerRun, 201, result);
   });
 
-  app.post("/v1/sessions/:sid/runs/:rid/suspend", async (c) => {
-    const ids = pathIds(c, "sid", "rid");
-    if (ids instanceof Response) return ids;
-    const body = await jsonBody(c, suspendBody);
-    if (!body.ok) return body.response;
-    const result = await sessionStub(c, ids.sid).suspend({
-      runId: ids.rid,
-      handles: body.value.waiting_for,
-      wake: body.value.wake,
-      ceilingMs: body.value.ceiling_ms ?? null,
+  serve(app, routes.suspendRun, async (c) => {
+    const { sid, run_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const result = await sessionStub(c, sid).suspend({
+      runId: run_id,
+      handles: body.waiting_for,
+      wake: body.wake,
+      ceilingMs: body.ceiling_ms ?? null,
     });
-    return reply(result);
+    return answer(routes.suspendRun, 200, result);
   });
 
-  app.post("/v1/sessions/:sid/runs/:rid/finish", async (c) => {
-    const ids = pathIds(c, "sid", "rid");
-    if (ids instanceof Response) return ids;
-    const body = await jsonBody(c, finishRunBody, { optional: true });
-    if (!body.ok) return body.response;
-    return reply(await sessionStub(c, ids.sid).finish({ runId: ids.rid }));
+  serve(app, routes.finishRun, async (c) => {
+    const { sid, run_id } = c.req.valid("param");
+    return answer(routes.finishRun, 200, await sessionStub(c, sid).finish({ runId: run_id }));
   });
 
-  app.get("/v1/sessions/:sid/runs/:rid/notifications", async (c) => {
-    const ids = pathIds(c, "sid", "rid");
-    if (ids instanceof Response) return ids;
-    const query = validate(notificationsQuery, c.req.query());
-    if (!query.ok) return query.response;
-    const result = await sessionStub(c, ids.sid).notifications({
-      runId: ids.rid,
-      after: query.value.after,
-      waitMs: query.value.wait_ms,
+  serve(app, routes.runNotifications, async (c) => {
+    const { sid, run_id } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const result = await sessionStub(c, sid).notifications({
+      runId: run_id,
+      after: query.after,
+      waitMs: query.wait_ms,
     });
-    return reply(result);
+    return answer(routes.runNotifications, 200, result);
   });
 }

@@ -1,19 +1,19 @@
-// Routes for sessions and human messages: validate, call the session object, map the result.
-import type { Hono } from "hono";
+// Handlers for sessions and human messages (table: routes/sessions.ts): call the session object,
+// map the result.
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { resumeTargetsFor } from "../domain/config";
 import { MAX_MESSAGE_BYTES, MAX_SESSION_METADATA_BYTES } from "../domain/limits";
 import { checkResumeUrl } from "../domain/resume-url";
-import { appendMessageBody, createSessionBody, messagesQuery } from "../domain/schemas";
 import { utf8Bytes } from "../domain/text";
-import { jsonBody, validate } from "./body";
-import { type AppEnv, pathIds, reply, sessionStub } from "./context";
+import { type AppEnv, sessionStub } from "./context";
 import { problem } from "./problem";
+import * as routes from "./routes/sessions";
+import { answer, serve } from "./serve";
 
-export function sessionRoutes(app: Hono<AppEnv>): void {
-  app.post("/v1/sessions", async (c) => {
-    const body = await jsonBody(c, createSessionBody);
-    if (!body.ok) return body.response;
-    const metadataBytes = utf8Bytes(JSON.stringify(body.value.metadata ?? {}));
+export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
+  serve(app, routes.createSession, async (c) => {
+    const body = c.req.valid("json");
+    const metadataBytes = utf8Bytes(JSON.stringify(body.metadata ?? {}));
     if (metadataBytes > MAX_SESSION_METADATA_BYTES) {
       return problem(
         "payload_too_large",
@@ -21,46 +21,40 @@ export function sessionRoutes(app: Hono<AppEnv>): void {
       );
     }
     let resumeUrl: string | null = null;
-    if (body.value.resume_url !== undefined) {
+    if (body.resume_url !== undefined) {
       const { resumeUrlAllowlist } = resumeTargetsFor(c.var.config, c.var.tenant);
-      const checked = checkResumeUrl(body.value.resume_url, resumeUrlAllowlist);
+      const checked = checkResumeUrl(body.resume_url, resumeUrlAllowlist);
       if (!checked.ok) return problem("invalid_request", checked.reason);
       resumeUrl = checked.url;
     }
-    const result = await sessionStub(c, body.value.id).create({
+    const result = await sessionStub(c, body.id).create({
       tenant: c.var.tenant,
-      id: body.value.id,
+      id: body.id,
       resumeUrl,
-      metadata: body.value.metadata ?? {},
+      metadata: body.metadata ?? {},
     });
-    return reply(result, 201);
+    return answer(routes.createSession, 201, result);
   });
 
-  app.get("/v1/sessions/:sid", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    return reply(await sessionStub(c, ids.sid).view());
+  serve(app, routes.getSession, async (c) => {
+    const { sid } = c.req.valid("param");
+    return answer(routes.getSession, 200, await sessionStub(c, sid).view());
   });
 
-  app.get("/v1/sessions/:sid/stats", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    return reply(await sessionStub(c, ids.sid).stats());
+  serve(app, routes.getSessionStats, async (c) => {
+    const { sid } = c.req.valid("param");
+    return answer(routes.getSessionStats, 200, await sessionStub(c, sid).stats());
   });
 
-  app.delete("/v1/sessions/:sid", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    const result = await sessionStub(c, ids.sid).remove();
-    return result.ok ? new Response(null, { status: 204 }) : reply(result);
+  serve(app, routes.deleteSession, async (c) => {
+    const { sid } = c.req.valid("param");
+    const result = await sessionStub(c, sid).remove();
+    return result.ok ? new Response(null, { status: 204 }) : problem(result.code, result.detail);
   });
 
-  app.post("/v1/sessions/:sid/messages", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    const body = await jsonBody(c, appendMessageBody);
-    if (!body.ok) return body.response;
-    const { role, content, metadata } = body.value;
+  serve(app, routes.appendMessage, async (c) => {
+    const { sid } = c.req.valid("param");
+    const { role, content, metadata } = c.req.valid("json");
     const messageBytes = utf8Bytes(JSON.stringify({ role, content, metadata: metadata ?? {} }));
     if (messageBytes > MAX_MESSAGE_BYTES) {
       return problem(
@@ -68,23 +62,22 @@ export function sessionRoutes(app: Hono<AppEnv>): void {
         `the message is ${messageBytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES}`,
       );
     }
-    return reply(
-      await sessionStub(c, ids.sid).appendMessage({ role, content, metadata: metadata ?? {} }),
-      201,
-    );
+    const result = await sessionStub(c, sid).appendMessage({
+      role,
+      content,
+      metadata: metadata ?? {},
+    });
+    return answer(routes.appendMessage, 201, result);
   });
 
-  app.get("/v1/sessions/:sid/messages", async (c) => {
-    const ids = pathIds(c, "sid");
-    if (ids instanceof Response) return ids;
-    const query = validate(messagesQuery, c.req.query());
-    if (!query.ok) return query.response;
-    return reply(
-      await sessionStub(c, ids.sid).listMessages({
-        after: query.value.after ?? -1,
-        before: query.value.before ?? null,
-        limit: query.value.limit,
-      }),
-    );
+  serve(app, routes.listMessages, async (c) => {
+    const { sid } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const result = await sessionStub(c, sid).listMessages({
+      after: query.after ?? -1,
+      before: query.before ?? null,
+      limit: query.limit,
+    });
+    return answer(routes.listMessages, 200, result);
   });
 }

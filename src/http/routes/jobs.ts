@@ -1,0 +1,85 @@
+// Route table, exec jobs: reservation, list, the write_stdin pull, and the runner's completion.
+import { createRoute } from "@hono/zod-openapi";
+import { completionBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
+import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
+import {
+  completionReplySchema,
+  jobSchema,
+  jobsPageSchema,
+  reservationSchema,
+} from "../schemas/views";
+import { AGENT, CALLBACK, jobParams, json, sessionParams } from "./common";
+
+const tags = ["Exec jobs"];
+
+export const reserveJob = createRoute({
+  method: "post",
+  path: "/v1/sessions/{sid}/exec-jobs",
+  operationId: "reserveJob",
+  tags,
+  summary: "Reserve a job and get its callback",
+  description:
+    "Same handle and command again answers 200 with the same job and the identical callback token.",
+  security: AGENT,
+  request: { params: sessionParams, body: { required: true, ...json(reserveJobBody) } },
+  responses: {
+    201: { description: "Reserved", ...json(reservationSchema) },
+    200: { description: "Already reserved for this command", ...json(reservationSchema) },
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "job_conflict", "job_expired"),
+  },
+});
+
+export const listJobs = createRoute({
+  method: "get",
+  path: "/v1/sessions/{sid}/exec-jobs",
+  operationId: "listJobs",
+  tags,
+  summary: "A page of job summaries (no outputs), in reservation order",
+  security: AGENT,
+  request: { params: sessionParams, query: jobsQuery },
+  responses: {
+    200: { description: "A page; pass `next` back as `after`", ...json(jobsPageSchema) },
+    ...problems(...AUTHENTICATED, "invalid_request"),
+  },
+});
+
+export const getJob = createRoute({
+  method: "get",
+  path: "/v1/sessions/{sid}/exec-jobs/{handle}",
+  operationId: "getJob",
+  tags,
+  summary: "Pull a job with its output (write_stdin)",
+  description: "A terminal result stays pullable until `JOB_RETENTION_MS` after completion.",
+  security: AGENT,
+  request: { params: jobParams },
+  responses: {
+    200: { description: "The job", ...json(jobSchema) },
+    ...problems(...AUTHENTICATED, "job_expired"),
+  },
+});
+
+export const postCompletion = createRoute({
+  method: "post",
+  path: "/v1/sessions/{sid}/exec-jobs/{handle}/completion",
+  operationId: "postCompletion",
+  tags,
+  summary: "Report a job's terminal result (runner, callback token)",
+  description:
+    "The callback token decides the tenant, lifetime and job. 202 accepted, 200 duplicate; a refusal tells the runner to stop (409, 410) or retry (429, 5xx).",
+  security: CALLBACK,
+  request: { params: jobParams, body: { required: true, ...json(completionBody) } },
+  responses: {
+    202: { description: "Accepted", ...json(completionReplySchema) },
+    200: { description: "The same result again: nothing changed", ...json(completionReplySchema) },
+    ...problems(
+      ...EVERY_ROUTE,
+      ...WITH_BODY,
+      "unauthorized",
+      "not_found",
+      "result_conflict",
+      "lifetime_ended",
+      "job_expired",
+      "inbox_full",
+    ),
+  },
+});

@@ -1,0 +1,65 @@
+// The problem+json answers of the route table: for a list of error codes, one response per HTTP
+// status whose schema names exactly the codes that status can carry. Writing them is problem.ts's.
+import { z } from "zod";
+import { ERROR_STATUS, type ErrorCode } from "../../domain/errors";
+
+const DESCRIPTIONS: Record<number, string> = {
+  401: "Missing or invalid bearer token",
+  403: "Forbidden",
+  404: "No such session, job, tenant or route",
+  409: "Conflict with the session's state",
+  410: "Gone: the lifetime ended or the job was purged",
+  413: "Body or field over its limit",
+  415: "Not a UTF-8 JSON body",
+  422: "Malformed JSON or a body, query or path that fails validation",
+  429: "The inbox backlog is full: retry after Retry-After seconds",
+  500: "Internal error, or the Worker is misconfigured",
+};
+
+const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
+  z.object({
+    type: z.string(),
+    title: z.string(),
+    status: z.literal(status),
+    detail: z.string(),
+    code: z.enum(codes),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: "Each validation issue (422 only)" }),
+  });
+
+type ProblemResponse = {
+  description: string;
+  content: { "application/problem+json": { schema: ReturnType<typeof problemSchema> } };
+  headers?: z.ZodObject;
+};
+
+/** One problem response per status the codes map to, each listing its codes. */
+export function problems(...codes: ErrorCode[]): Record<number, ProblemResponse> {
+  const byStatus = new Map<number, [ErrorCode, ...ErrorCode[]]>();
+  for (const code of new Set(codes)) {
+    const status = ERROR_STATUS[code];
+    const listed = byStatus.get(status);
+    if (listed === undefined) byStatus.set(status, [code]);
+    else listed.push(code);
+  }
+  const responses: Record<number, ProblemResponse> = {};
+  for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[status] = {
+      description: `${DESCRIPTIONS[status] ?? "Error"} (code: ${listed.join(", ")})`,
+      content: { "application/problem+json": { schema: problemSchema(listed, status) } },
+      ...(status === 429
+        ? { headers: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }) }
+        : {}),
+    };
+  }
+  return responses;
+}
+
+/** What every route can answer: a declared body over 2 MiB, and a Worker that refuses to serve. */
+export const EVERY_ROUTE: ErrorCode[] = ["payload_too_large", "internal"];
+/** Agent and operator routes add a refused token; path ids outside the charset are not found. */
+export const AUTHENTICATED: ErrorCode[] = [...EVERY_ROUTE, "unauthorized", "not_found"];
+/** Routes with a JSON body or a query add its validation failures. */
+export const WITH_BODY: ErrorCode[] = ["unsupported_media_type", "invalid_request"];

@@ -1,0 +1,144 @@
+// Zod schemas of the JSON the agent-facing routes answer (contract §5): sessions, messages, jobs.
+// The domain's view builders produce these shapes; the route table and the client type against them.
+import { z } from "zod";
+import { ENDED_BY, JOB_STATUSES } from "../../domain/schemas";
+
+const timestamp = z.string().meta({ description: "RFC 3339 time (UTC)", format: "date-time" });
+const count = z.int().min(0);
+
+export const RESUME_REASON = z.enum([
+  "background_exec_completed",
+  "background_exec_wait_expired",
+  "background_exec_outcome_unknown",
+  "inbox_pending",
+]);
+export const RESUME_STATE = z.enum(["scheduled", "delivered", "no_target", "completed", "failed"]);
+export const SESSION_STATUS = z.enum(["idle", "running", "suspended", "resuming"]);
+
+export const sessionViewSchema = z
+  .object({
+    id: z.string(),
+    tenant: z.string(),
+    lifetime: z.string(),
+    created_at: timestamp,
+    status: SESSION_STATUS,
+    run: z
+      .object({ run_id: z.string(), resume_id: z.string().nullable(), registered_at: timestamp })
+      .nullable(),
+    waiting_for_bash: z
+      .object({
+        handles: z.array(z.string()),
+        wake: z.enum(["all", "any"]),
+        since: timestamp,
+        ceiling_at: timestamp,
+      })
+      .nullable(),
+    suspension: z
+      .object({
+        reason: z.literal("waiting_for_bash"),
+        suspended_at: timestamp,
+        resumable: z.boolean(),
+      })
+      .nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    message_count: count,
+    inbox: z.object({ pending: count, claimed: count, generation: count }),
+    resume: z
+      .object({
+        resume_id: z.string(),
+        reason: RESUME_REASON,
+        state: RESUME_STATE,
+        attempts: count,
+        created_at: timestamp,
+        next_attempt_at: timestamp.nullable(),
+        delivered_at: timestamp.nullable(),
+        last_error: z.string().nullable(),
+        ended_at: timestamp.nullable(),
+      })
+      .nullable(),
+    jobs: z.object({ running: count, done: count }),
+    notify_seq: count,
+    resume_url: z.string().nullable(),
+  })
+  .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
+
+export const messageSchema = z
+  .object({
+    index: count,
+    role: z.enum(["user", "assistant", "system", "tool"]),
+    content: z.unknown(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: timestamp,
+  })
+  .meta({ id: "Message" });
+
+export const messagesPageSchema = z.object({
+  messages: z.array(messageSchema),
+  next_after: count.nullable(),
+});
+
+export const messageIndexSchema = z.object({ index: count });
+
+const jobFields = {
+  handle: z.string(),
+  command: z.string(),
+  lifetime: z.string(),
+  status: z.enum(JOB_STATUSES),
+  exit_code: z.int().nullable(),
+  output_truncated: z.boolean(),
+  output_bytes_total: count,
+  ended_by: z.enum([...ENDED_BY, "operator"]).nullable(),
+  reserved_at: timestamp,
+  completed_at: timestamp.nullable(),
+};
+
+export const jobSchema = z
+  .object({ ...jobFields, output: z.string() })
+  .meta({ id: "Job", description: "One exec job with its output (the write_stdin pull)." });
+
+export const jobSummarySchema = z
+  .object(jobFields)
+  .meta({ id: "JobSummary", description: "A job without its output." });
+
+export const jobsPageSchema = z.object({
+  jobs: z.array(jobSummarySchema),
+  next: count.nullable(),
+});
+
+export const callbackSchema = z
+  .object({ url: z.string(), token: z.string() })
+  .meta({ id: "Callback", description: "Where and with which bearer token the runner reports." });
+
+export const reservationSchema = z.object({ job: jobSchema, callback: callbackSchema });
+
+export const runRegisteredSchema = z.object({ run_id: z.string(), notify_seq: count });
+
+export const notificationsSchema = z.object({ notify_seq: count, pending: count });
+
+export const completionReplySchema = z
+  .discriminatedUnion("outcome", [
+    z.object({
+      outcome: z.literal("accepted"),
+      generation: count,
+      disposition: z.enum([
+        "resume_scheduled",
+        "active_run_notified",
+        "staged",
+        "queued",
+        "observed",
+      ]),
+    }),
+    z.object({ outcome: z.literal("duplicate"), generation: count }),
+  ])
+  .meta({ id: "CompletionReply" });
+
+export const statsSchema = z.object({
+  rows_read: count,
+  rows_written: count,
+  database_bytes: count,
+  alarms: count,
+  index_rows_written: count,
+});
+
+export const healthSchema = z.object({ ok: z.literal(true), version: z.string() });
+export const objectHealthSchema = z.object({ ok: z.literal(true) });

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { call, createSession, uniqueId } from "../support/api";
+
+describe("the API reference", () => {
+  it("/docs answers an HTML page, without a token, that renders the document at /openapi.json", async () => {
+    const answer = await call("GET", "/docs", { token: null });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(answer.body).toContain("/openapi.json");
+    expect(answer.body).toContain("@scalar/api-reference");
+  });
+
+  it("the document is generated from the route table: every operation has an id and answers", async () => {
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const operations = Object.values<Record<string, { operationId: string; responses: object }>>(
+      body.paths,
+    ).flatMap((item) => Object.values(item));
+    expect(operations).toHaveLength(29);
+    const ids = operations.map((operation) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(body.webhooks["session.resume"].post.requestBody.required).toBe(true);
+    expect(Object.keys(body.components.securitySchemes).sort()).toEqual([
+      "agentToken",
+      "callbackToken",
+      "operatorToken",
+    ]);
+  });
+});
+
+describe("requests the route table's validators see through our own body reader", () => {
+  it("a JSON content type written with spaces or a structured suffix is read, not refused", async () => {
+    const sid = uniqueId("types");
+    for (const type of ["application/json ; charset=utf-8", "application/a+b+json"]) {
+      const answer = await call("POST", "/v1/sessions", {
+        raw: JSON.stringify({ id: `${sid}-${type.length}` }),
+        headers: { "content-type": type },
+      });
+      expect(answer.status, type).toBe(201);
+    }
+  });
+
+  it("an optional body sent empty and without a content type gets the schema's defaults", async () => {
+    const sid = uniqueId("defaults");
+    await createSession(sid);
+    const answer = await call("POST", `/v1/sessions/${sid}/inbox/claim`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ claims: [] });
+    const run = await call("POST", `/v1/sessions/${sid}/runs`);
+    expect(run.status).toBe(201);
+    expect(run.body.run_id).toMatch(/.+/);
+  });
+
+  it("a malformed path id is not found before its body is read", async () => {
+    const answer = await call("POST", "/v1/sessions/a%20b/messages", {
+      raw: "{not json",
+      headers: { "content-type": "application/json" },
+    });
+    expect(answer.status).toBe(404);
+    expect(answer.body.code).toBe("not_found");
+  });
+});
