@@ -1,0 +1,226 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { compileErrors, validate } from "@readme/openapi-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AGENT_TOKEN,
+  devVar,
+  freePort,
+  startAgentHost,
+  startWranglerDev,
+  viewWhen,
+  type WranglerDev,
+} from "../../scripts/lib/local-stack";
+import { ConformanceChecker } from "../support/openapi-conformance";
+
+const OPERATOR = devVar("OPERATOR_TOKENS").split(",")[0];
+
+describe("the published OpenAPI document, against the real wrangler dev", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-contract-"));
+  let dev: WranglerDev;
+  let okHost: Awaited<ReturnType<typeof startAgentHost>>;
+  let refusingHost: Awaited<ReturnType<typeof startAgentHost>>;
+  let document: any;
+
+  beforeAll(async () => {
+    okHost = await startAgentHost();
+    refusingHost = await startAgentHost(() => 500);
+    // One delivery per resume: a refused one fails at once, so the redeliver action has work.
+    dev = await startWranglerDev(stateDir, await freePort(), {
+      RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
+      RESUME_MAX_ATTEMPTS: "1",
+    });
+    document = await (await fetch(`${dev.base}/openapi.json`)).json();
+  });
+
+  afterAll(async () => {
+    await dev?.stop();
+    await okHost?.close();
+    await refusingHost?.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it("is a valid OpenAPI 3.1 document by a maintained validator", async () => {
+    const result = await validate(structuredClone(document));
+    expect(result.valid ? "" : compileErrors(result)).toBe("");
+    expect(document.openapi).toBe("3.1.0");
+  });
+
+  it("documents path parameters, optional bodies as optional and a schema for every answer", () => {
+    const suspend = document.paths["/v1/sessions/{sid}/runs/{run_id}/suspend"].post;
+    expect(
+      suspend.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
+    ).toEqual(["path:sid", "path:run_id"]);
+    expect(document.paths["/v1/sessions/{sid}/runs"].post.requestBody.required).toBe(false);
+    expect(document.paths["/v1/sessions/{sid}/inbox/claim"].post.requestBody.required).toBe(false);
+    const completion = document.paths["/v1/sessions/{sid}/exec-jobs/{handle}/completion"].post;
+    const gone = completion.responses["410"].content["application/problem+json"].schema;
+    expect(gone.properties.code.enum.sort()).toEqual(["job_expired", "lifetime_ended"]);
+    for (const [path, item] of Object.entries<
+      Record<string, { responses: Record<string, { content?: object }> }>
+    >(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries<{ content?: object }>(
+          operation.responses,
+        )) {
+          if (status === "204")
+            expect(response.content, `${method} ${path} ${status}`).toBeUndefined();
+          else expect(response.content, `${method} ${path} ${status}`).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it("every documented operation answers a real request with a status and body its schema allows", async () => {
+    const api = await ConformanceChecker.create(dev.base, document);
+    const agent = { token: AGENT_TOKEN };
+    const operator = { token: OPERATOR };
+    const sid = `contract-${Date.now()}`;
+    const session = { ...agent, params: { sid } };
+
+    await api.call("health", 200, { token: null });
+    await api.call("objectHealth", 200, { token: null });
+    await api.call("openApiDocument", 200, { token: null });
+
+    await api.call("createSession", 201, {
+      ...agent,
+      body: { id: sid, resume_url: okHost.url, metadata: { team: "contract" } },
+    });
+    await api.call("createSession", 409, { ...agent, body: { id: sid } });
+    await api.call("getSession", 200, session);
+    await api.call("getSession", 404, { ...agent, params: { sid: `${sid}-missing` } });
+    await api.call("appendMessage", 201, { ...session, body: { role: "user", content: "hi" } });
+    await api.call("appendMessage", 422, { ...session, body: { role: "robot", content: "x" } });
+    await api.call("listMessages", 200, { ...session, query: { limit: 10 } });
+    await api.call("listMessages", 422, { ...session, query: { limit: 0 } });
+
+    const reserved = await api.call("reserveJob", 201, {
+      ...session,
+      body: { handle: "h1", command: "sleep 1" },
+    });
+    await api.call("reserveJob", 200, { ...session, body: { handle: "h1", command: "sleep 1" } });
+    await api.call("reserveJob", 409, { ...session, body: { handle: "h1", command: "other" } });
+    await api.call("listJobs", 200, { ...session, query: { status: "running" } });
+
+    const run = await api.call("registerRun", 201, session);
+    const runParams = { ...agent, params: { sid, run_id: run.body.run_id } };
+    await api.call("registerRun", 409, { ...session, body: { run_id: "another" } });
+    await api.call("runNotifications", 200, { ...runParams, query: { after: 0, wait_ms: 0 } });
+    await api.call("suspendRun", 200, { ...runParams, body: { waiting_for: ["h1"] } });
+    await api.call("finishRun", 409, runParams);
+
+    const callback = { token: reserved.body.callback.token, params: { sid, handle: "h1" } };
+    const result = { status: "completed", exit_code: 0, output: "done" };
+    await api.call("postCompletion", 401, { ...callback, token: "forged", body: result });
+    await api.call("postCompletion", 202, { ...callback, body: result });
+    await api.call("postCompletion", 200, { ...callback, body: result });
+    await api.call("postCompletion", 409, { ...callback, body: { ...result, exit_code: 1 } });
+    await api.call("getJob", 200, { ...agent, params: { sid, handle: "h1" } });
+    await viewWhen(dev.base, sid, (view) => view.resume?.state === "delivered");
+
+    const resumed = await api.call("registerRun", 201, session);
+    await api.call("getInbox", 200, session);
+    const claimed = await api.call("claimInbox", 200, { ...session, body: { max: 4 } });
+    expect(claimed.body.claims).toHaveLength(1);
+    await api.call("ackInbox", 200, {
+      ...session,
+      body: { ids: [claimed.body.claims[0].envelope.id, "unknown-id"] },
+    });
+    await api.call("finishRun", 200, {
+      ...agent,
+      params: { sid, run_id: resumed.body.run_id },
+    });
+    await api.call("getSessionStats", 200, session);
+
+    // Operators: one session's state and trail, then each action where it applies.
+    const named = { ...operator, params: { tenant: "default", sid } };
+    await api.call("opsGetSession", 200, named);
+    await api.call("opsGetSession", 401, { ...named, token: AGENT_TOKEN });
+    await api.call("opsListJobs", 200, named);
+    await api.call("opsGetJob", 200, {
+      ...operator,
+      params: { tenant: "default", sid, handle: "h1" },
+    });
+    await api.call("reserveJob", 201, { ...session, body: { handle: "h2", command: "sleep 9" } });
+    await api.call("opsMarkLost", 200, {
+      ...operator,
+      params: { tenant: "default", sid, handle: "h2" },
+    });
+    await api.call("opsExpireWait", 409, named);
+    const armed = await api.call("registerRun", 201, session);
+    await api.call("reserveJob", 201, { ...session, body: { handle: "h3", command: "sleep 9" } });
+    await api.call("suspendRun", 200, {
+      ...agent,
+      params: { sid, run_id: armed.body.run_id },
+      body: { waiting_for: ["h3"], wake: "any", ceiling_ms: 60_000 },
+    });
+    await api.call("opsExpireWait", 200, named);
+    await api.call("opsRedeliver", 409, named);
+    const trail = await api.call("opsListEvents", 200, { ...named, query: { limit: 500 } });
+    const types = new Set(trail.body.events.map((event: { type: string }) => event.type));
+    for (const type of [
+      "completion",
+      "run_registered",
+      "run_suspended",
+      "claim",
+      "ack",
+      "operator",
+    ]) {
+      expect(types).toContain(type);
+    }
+
+    // A resume its host refuses fails after its one attempt; the operator redelivers it.
+    const failing = `${sid}-failing`;
+    await api.call("createSession", 201, {
+      ...agent,
+      body: { id: failing, resume_url: refusingHost.url },
+    });
+    const job = await api.call("reserveJob", 201, {
+      ...agent,
+      params: { sid: failing },
+      body: { handle: "f1", command: "true" },
+    });
+    await api.call("postCompletion", 202, {
+      token: job.body.callback.token,
+      params: { sid: failing, handle: "f1" },
+      body: { status: "failed", exit_code: 2, output: "" },
+    });
+    await viewWhen(dev.base, failing, (view) => view.resume?.state === "failed");
+    // The index is written after the commit (batched, in waitUntil): wait for the row.
+    const failedList = `${dev.base}/v1/ops/sessions?status=failed`;
+    for (let tries = 0; ; tries += 1) {
+      const response = await fetch(failedList, {
+        headers: { authorization: `Bearer ${OPERATOR}` },
+      });
+      const page = (await response.json()) as { sessions: { id: string }[] };
+      if (page.sessions.some((entry: { id: string }) => entry.id === failing)) break;
+      if (tries > 100) throw new Error("the failed session never reached the index");
+      await sleep(100);
+    }
+    const listed = await api.call("opsListSessions", 200, {
+      ...operator,
+      query: { status: "failed" },
+    });
+    expect(listed.body.sessions.map((entry: { id: string }) => entry.id)).toContain(failing);
+    await api.call("opsListSessions", 422, { ...operator, query: { cursor: "not-a-cursor" } });
+    await api.call("opsRedeliver", 200, {
+      ...operator,
+      params: { tenant: "default", sid: failing },
+    });
+
+    await api.call("deleteSession", 204, session);
+    await api.call("opsDeleteSession", 204, {
+      ...operator,
+      params: { tenant: "default", sid: failing },
+    });
+    await api.call("opsDeleteSession", 404, {
+      ...operator,
+      params: { tenant: "default", sid: failing },
+    });
+
+    expect(api.notExercised()).toEqual([]);
+    expect(api.operationIds()).toHaveLength(29);
+  });
+});
