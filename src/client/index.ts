@@ -1,34 +1,37 @@
-// A typed client for agent hosts and runners. Request types come from the server's zod schemas and
-// response types from its view builders, so a contract change breaks callers at compile time.
+// A typed client for agent hosts and runners. Its request and response types are those of the
+// route table the server serves (src/http/routes), so a contract change breaks callers at compile time.
+import type { RouteConfig } from "@hono/zod-openapi";
 import { Webhook } from "standardwebhooks";
 import type { z } from "zod";
-import type { ResumePayload } from "../domain/decision";
-import type { Claim, InboxCounts } from "../domain/inbox";
-import type { CompletionReply } from "../domain/jobs";
-import type {
-  ackBody,
-  appendMessageBody,
-  claimBody,
-  completionBody,
-  createSessionBody,
-  jobsQuery,
-  messagesQuery,
-  registerRunBody,
-  reserveJobBody,
-  suspendBody,
-} from "../domain/schemas";
-import type { JobSummaryView, JobView, MessageView, SessionView } from "../domain/view";
+import type { ErrorCode } from "../domain/errors";
+import type * as inboxRoutes from "../http/routes/inbox";
+import type * as jobRoutes from "../http/routes/jobs";
+import type * as runRoutes from "../http/routes/runs";
+import type * as sessionRoutes from "../http/routes/sessions";
+import type { resumePayloadSchema } from "../http/schemas/resume";
+import type { SuccessBody } from "../http/serve";
 
-export type {
-  Claim,
-  CompletionReply,
-  InboxCounts,
-  JobSummaryView,
-  JobView,
-  MessageView,
-  ResumePayload,
-  SessionView,
-};
+/** The JSON body a route takes, as a caller writes it (defaults may be left out). */
+type RequestBody<R extends RouteConfig> = R["request"] extends {
+  body: { content: { "application/json": { schema: infer S extends z.ZodType } } };
+}
+  ? z.input<S>
+  : never;
+/** The query a route takes, as a caller writes it. */
+type Query<R extends RouteConfig> = R["request"] extends { query: infer S extends z.ZodType }
+  ? Partial<z.output<S>>
+  : never;
+
+export type SessionView = SuccessBody<typeof sessionRoutes.getSession, 200>;
+export type MessageView = SuccessBody<typeof sessionRoutes.listMessages, 200>["messages"][number];
+export type JobView = SuccessBody<typeof jobRoutes.getJob, 200>;
+export type JobSummaryView = SuccessBody<typeof jobRoutes.listJobs, 200>["jobs"][number];
+export type CompletionReply = SuccessBody<typeof jobRoutes.postCompletion, 202>;
+export type InboxCounts = SuccessBody<typeof inboxRoutes.getInbox, 200>;
+export type Claim = SuccessBody<typeof inboxRoutes.claimInbox, 200>["claims"][number];
+export type ResumePayload = z.output<typeof resumePayloadSchema>;
+export type CompletionInput = RequestBody<typeof jobRoutes.postCompletion>;
+export type Callback = SuccessBody<typeof jobRoutes.reserveJob, 201>["callback"];
 
 /** `?a=1&b=2` from the defined entries of a query, or "" when there are none. */
 function queryString(query: Record<string, string | number | undefined>): string {
@@ -39,14 +42,15 @@ function queryString(query: Record<string, string | number | undefined>): string
   const text = params.toString();
   return text === "" ? "" : `?${text}`;
 }
-export type CompletionInput = z.input<typeof completionBody>;
 
 export interface Problem {
   readonly type: string;
   readonly title: string;
   readonly status: number;
   readonly detail: string;
-  readonly code: string;
+  readonly code: ErrorCode;
+  /** Each validation issue, on a 422. */
+  readonly errors?: readonly { readonly path: string; readonly message: string }[];
 }
 
 export class ExecInboxError extends Error {
@@ -54,11 +58,6 @@ export class ExecInboxError extends Error {
     super(`${problem.status} ${problem.code}: ${problem.detail}`);
     this.name = "ExecInboxError";
   }
-}
-
-export interface Callback {
-  readonly url: string;
-  readonly token: string;
 }
 
 async function request<T>(url: string, token: string, method: string, body?: unknown): Promise<T> {
@@ -95,7 +94,7 @@ export class ExecInboxClient {
     return `/v1/sessions/${segment(sessionId)}/runs/${segment(runId)}`;
   }
 
-  createSession(input: z.input<typeof createSessionBody>): Promise<SessionView> {
+  createSession(input: RequestBody<typeof sessionRoutes.createSession>): Promise<SessionView> {
     return this.call("POST", "/v1/sessions", input);
   }
 
@@ -109,30 +108,30 @@ export class ExecInboxClient {
 
   appendMessage(
     sessionId: string,
-    input: z.input<typeof appendMessageBody>,
-  ): Promise<{ index: number }> {
+    input: RequestBody<typeof sessionRoutes.appendMessage>,
+  ): Promise<SuccessBody<typeof sessionRoutes.appendMessage, 201>> {
     return this.call("POST", `/v1/sessions/${segment(sessionId)}/messages`, input);
   }
 
   /** One page of messages by index; pass `next_after` back as `after` for the next page. */
   listMessages(
     sessionId: string,
-    query: Partial<z.infer<typeof messagesQuery>> = {},
-  ): Promise<{ messages: MessageView[]; next_after: number | null }> {
+    query: Query<typeof sessionRoutes.listMessages> = {},
+  ): Promise<SuccessBody<typeof sessionRoutes.listMessages, 200>> {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/messages${queryString(query)}`);
   }
 
   registerRun(
     sessionId: string,
-    input: z.input<typeof registerRunBody> = {},
-  ): Promise<{ run_id: string; notify_seq: number }> {
+    input: RequestBody<typeof runRoutes.registerRun> = {},
+  ): Promise<SuccessBody<typeof runRoutes.registerRun, 201>> {
     return this.call("POST", `/v1/sessions/${segment(sessionId)}/runs`, input);
   }
 
   suspend(
     sessionId: string,
     runId: string,
-    input: z.input<typeof suspendBody>,
+    input: RequestBody<typeof runRoutes.suspendRun>,
   ): Promise<SessionView> {
     return this.call("POST", `${this.run(sessionId, runId)}/suspend`, input);
   }
@@ -146,7 +145,7 @@ export class ExecInboxClient {
     runId: string,
     after: number,
     waitMs = 0,
-  ): Promise<{ notify_seq: number; pending: number }> {
+  ): Promise<SuccessBody<typeof runRoutes.runNotifications, 200>> {
     return this.call(
       "GET",
       `${this.run(sessionId, runId)}/notifications?after=${after}&wait_ms=${waitMs}`,
@@ -155,8 +154,8 @@ export class ExecInboxClient {
 
   reserveJob(
     sessionId: string,
-    input: z.input<typeof reserveJobBody>,
-  ): Promise<{ job: JobView; callback: Callback }> {
+    input: RequestBody<typeof jobRoutes.reserveJob>,
+  ): Promise<SuccessBody<typeof jobRoutes.reserveJob, 201>> {
     return this.call("POST", `/v1/sessions/${segment(sessionId)}/exec-jobs`, input);
   }
 
@@ -167,8 +166,8 @@ export class ExecInboxClient {
   /** One page of job summaries (no outputs) in reservation order; pass `next` back as `after`. */
   listJobs(
     sessionId: string,
-    query: Partial<z.infer<typeof jobsQuery>> = {},
-  ): Promise<{ jobs: JobSummaryView[]; next: number | null }> {
+    query: Query<typeof jobRoutes.listJobs> = {},
+  ): Promise<SuccessBody<typeof jobRoutes.listJobs, 200>> {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs${queryString(query)}`);
   }
 
@@ -176,14 +175,17 @@ export class ExecInboxClient {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/inbox`);
   }
 
-  claim(sessionId: string, input: z.input<typeof claimBody> = {}): Promise<{ claims: Claim[] }> {
+  claim(
+    sessionId: string,
+    input: RequestBody<typeof inboxRoutes.claimInbox> = {},
+  ): Promise<SuccessBody<typeof inboxRoutes.claimInbox, 200>> {
     return this.call("POST", `/v1/sessions/${segment(sessionId)}/inbox/claim`, input);
   }
 
   ack(
     sessionId: string,
-    input: z.input<typeof ackBody>,
-  ): Promise<{ acked: string[]; unknown: string[] }> {
+    input: RequestBody<typeof inboxRoutes.ackInbox>,
+  ): Promise<SuccessBody<typeof inboxRoutes.ackInbox, 200>> {
     return this.call("POST", `/v1/sessions/${segment(sessionId)}/inbox/ack`, input);
   }
 }
