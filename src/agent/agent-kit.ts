@@ -1,10 +1,10 @@
 // The host side of the exec-inbox contract for an AI SDK agent: resume webhooks, runs, claims, the
 // model turn, durable conversation, acks and the turn boundary. The caller owns HTTP and the model.
 import { randomUUID } from "node:crypto";
-import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
-import { type Claim, type ExecInboxClient, ExecInboxError, verifyResume } from "../client";
-import type { ActiveRun, ConversationStore, SessionRecord } from "./conversation-store";
-import { execTools } from "./exec-tools";
+import type { LanguageModel } from "ai";
+import { type ExecInboxClient, ExecInboxError, verifyResume } from "../client";
+import type { ConversationStore, SessionRecord } from "./conversation-store";
+import { runTurns } from "./run-turns";
 import type { RunnerClient } from "./runner-client";
 
 export interface AgentKitOptions {
@@ -37,33 +37,18 @@ export interface ResumeDelivery {
   readonly outcome: "accepted" | "duplicate" | "ignored";
 }
 
-const MAX_ROUNDS = 8;
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 300_000;
 const KEEP_RESUME_IDS = 256;
-const KEEP_APPLIED_IDS = 4096;
-const DEFAULT_SYSTEM =
-  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
 
 const json = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-const handlesOf = (claim: Claim): string[] => {
-  const data = claim.envelope.body.data as { session_id?: string; handles?: string[] };
-  return data.handles ?? (data.session_id === undefined ? [] : [data.session_id]);
-};
-
-/** A host that crashed after ending its run ends it again on recovery: the run is no longer active. */
-async function endedAlready(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ExecInboxError && error.problem.code === "invalid_transition") return;
-    throw error;
-  }
-}
-
 export class AgentKit {
   readonly deliveries: ResumeDelivery[] = [];
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly retries = new Set<ReturnType<typeof setTimeout>>();
+  private closed = false;
 
   constructor(private readonly options: AgentKitOptions) {}
 
@@ -90,10 +75,26 @@ export class AgentKit {
     }
   }
 
-  private schedule(sessionId: string, waitLease = false): void {
-    this.serial(sessionId, () => this.drive(sessionId, waitLease)).catch((error: unknown) =>
-      this.log(`session ${sessionId}: run stopped: ${String(error)}`),
-    );
+  private schedule(sessionId: string, waitLease = false, attempt = 0): void {
+    this.serial(sessionId, () => this.drive(sessionId, waitLease)).catch((error: unknown) => {
+      // The run stays registered and its claims unacked: nothing else would ever finish it, so
+      // retry (after the lease, from the stored record) until it goes through or the host closes.
+      const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
+      this.log(`session ${sessionId}: run stopped (${String(error)}); retrying in ${delay} ms`);
+      if (this.closed) return;
+      const timer = setTimeout(() => {
+        this.retries.delete(timer);
+        this.schedule(sessionId, true, attempt + 1);
+      }, delay);
+      this.retries.add(timer);
+    });
+  }
+
+  /** Stops retrying failed runs (a host shutting down; its stored runs resume on next start). */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.retries) clearTimeout(timer);
+    this.retries.clear();
   }
 
   async createSession(sessionId: string, metadata?: Record<string, unknown>): Promise<void> {
@@ -174,7 +175,7 @@ export class AgentKit {
       const activeRun = { runId, resumeId: null, leaseExpiresAt: 0, pendingUserText: text };
       const started = { ...record, activeRun };
       await this.options.store.save(started);
-      return this.runTurns(started, activeRun, false);
+      return runTurns(this.options, started, activeRun, false);
     });
   }
 
@@ -220,108 +221,6 @@ export class AgentKit {
       this.log(`session ${sessionId}: resumed by ${resumeId}`);
     }
     if (record.activeRun === null) return "";
-    return this.runTurns(record, record.activeRun, waitLease);
-  }
-
-  /** Claim → model turn → store → ack, until nothing new arrives; then suspend or finish. */
-  private async runTurns(
-    initial: SessionRecord,
-    run: ActiveRun,
-    waitLease: boolean,
-  ): Promise<string> {
-    const { inbox, store, leaseMs = 60_000 } = this.options;
-    const sessionId = initial.sessionId;
-    let record = initial;
-    let answer = "";
-    if (waitLease && run.leaseExpiresAt > Date.now()) {
-      // A claim held by the host that crashed comes back only when its lease ends.
-      await new Promise((resolve) => setTimeout(resolve, run.leaseExpiresAt - Date.now() + 50));
-    }
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      const { claims } = await inbox.claim(sessionId, { max: 16, lease_ms: leaseMs });
-      const userText = record.activeRun?.pendingUserText ?? null;
-      const fresh = claims.filter((claim) => !record.applied.includes(claim.envelope.id));
-      const ids = claims.map((claim) => claim.envelope.id);
-      if (fresh.length === 0 && userText === null) {
-        if (ids.length > 0) await inbox.ack(sessionId, { ids });
-        break;
-      }
-      const leaseExpiresAt = Math.max(
-        0,
-        ...claims.map((claim) => Date.parse(claim.lease_expires_at)),
-      );
-      record = { ...record, activeRun: { ...run, leaseExpiresAt, pendingUserText: userText } };
-      await store.save(record);
-      const turn = await this.modelTurn(record, userText, fresh);
-      answer = turn.text;
-      record = {
-        ...record,
-        messages: turn.messages,
-        running: turn.running,
-        applied: [...record.applied, ...fresh.map((c) => c.envelope.id)].slice(-KEEP_APPLIED_IDS),
-        activeRun: { ...run, leaseExpiresAt, pendingUserText: null },
-      };
-      await store.save(record);
-      this.options.afterStore?.(sessionId);
-      if (ids.length > 0) await inbox.ack(sessionId, { ids });
-    }
-    await this.endTurn(record, run.runId);
-    await store.save({ ...record, activeRun: null });
-    return answer;
-  }
-
-  private async modelTurn(record: SessionRecord, userText: string | null, claims: Claim[]) {
-    const messages: ModelMessage[] = [...record.messages];
-    const running = new Set(record.running);
-    if (userText !== null) messages.push({ role: "user", content: userText });
-    for (const claim of claims) {
-      messages.push({ role: "user", content: claim.provider_message.content });
-      for (const handle of handlesOf(claim)) running.delete(handle);
-    }
-    const result = await generateText({
-      model: this.options.model(record.sessionId),
-      system: this.options.system ?? DEFAULT_SYSTEM,
-      messages,
-      tools: execTools({
-        inbox: this.options.inbox,
-        runner: this.options.runner,
-        sessionId: record.sessionId,
-        onBackground: (handle) => running.add(handle),
-        onEnded: (handle) => running.delete(handle),
-      }),
-      stopWhen: stepCountIs(this.options.maxSteps ?? 8),
-    });
-    return {
-      messages: [...messages, ...result.response.messages],
-      running: [...running],
-      text: result.text,
-    };
-  }
-
-  /** Commands still running: wait for them (keeping a wait that already covers them); else finish. */
-  private async endTurn(record: SessionRecord, runId: string): Promise<void> {
-    const { inbox, wake = "all", ceilingMs } = this.options;
-    const sessionId = record.sessionId;
-    if (record.running.length > 0) {
-      const armed = (await inbox.getSession(sessionId)).waiting_for_bash;
-      const same =
-        armed !== null &&
-        armed.wake === wake &&
-        armed.handles.length === record.running.length &&
-        record.running.every((handle) => armed.handles.includes(handle));
-      if (!same) {
-        await endedAlready(
-          inbox.suspend(sessionId, runId, {
-            waiting_for: record.running,
-            wake,
-            ...(ceilingMs === undefined ? {} : { ceiling_ms: ceilingMs }),
-          }),
-        );
-        this.log(`session ${sessionId}: suspended on ${record.running.join(", ")}`);
-        return;
-      }
-    }
-    await endedAlready(inbox.finishRun(sessionId, runId));
-    this.log(`session ${sessionId}: run ${runId} finished`);
+    return runTurns(this.options, record, record.activeRun, waitLease);
   }
 }

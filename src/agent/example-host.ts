@@ -69,6 +69,9 @@ export async function startExampleHost(options: ExampleHostOptions): Promise<Exa
   return {
     url,
     kit,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      kit.close();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -1,8 +1,9 @@
 // The agent loop end to end: AI SDK mock models driving the kit against real wrangler dev and the
 // real runner. Each test asserts what the model was given and how many resumes reached the host.
 import { setTimeout as sleep } from "node:timers/promises";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { viewWhen } from "../../scripts/lib/local-stack";
+import { devVar, viewWhen } from "../../scripts/lib/local-stack";
 import {
   type AgentStack,
   assistantTexts,
@@ -192,5 +193,49 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
       jobs: { running: 0, done: 0 },
     });
     expect((await agent.host.kit.conversation(sid))?.messages).toEqual([]);
+  });
+
+  it("runs the agent once for a resume delivered twice (same webhook-id) and refuses a forged one", async () => {
+    const sid = "agent-duplicate-resume";
+    await agent.host.kit.createSession(sid);
+    await agent.host.kit.sendUserMessage(sid, "run: sleep 1; printf once");
+    await conversationWhen(agent, sid, (r) =>
+      assistantTexts(r).some((text) => text.includes("once")),
+    );
+    await agent.host.kit.settled(sid);
+    const [delivery] = deliveriesOf(sid);
+    const calls = promptsOf(sid).length;
+    const { lifetime } = await stack.inbox.getSession(sid);
+    const body = JSON.stringify({
+      type: "session.resume",
+      tenant: "default",
+      session_id: sid,
+      lifetime,
+      resume_id: delivery?.resumeId,
+      reason: "background_exec_completed",
+      inbox: { pending: 1 },
+    });
+    const post = (secret: string) => {
+      const at = new Date();
+      const signature = new Webhook(secret).sign(delivery!.resumeId, at, body);
+      return fetch(`${agent.host.url}/resume`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": delivery!.resumeId,
+          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+          "webhook-signature": signature,
+        },
+        body,
+      });
+    };
+    const again = await post(devVar("RESUME_SIGNING_SECRET"));
+    expect([again.status, await again.json()]).toEqual([200, { duplicate: true }]);
+    const forged = await post("whsec_Zm9yZ2VkLXNlY3JldC1mb3JnZWQtc2VjcmV0LTAxMjM=");
+    expect(forged.status).toBe(401);
+    await agent.host.kit.settled(sid);
+    expect(deliveriesOf(sid).map((d) => d.outcome)).toEqual(["accepted", "duplicate"]);
+    expect(promptsOf(sid)).toHaveLength(calls);
+    expect(await stack.inbox.getSession(sid)).toMatchObject({ status: "idle", run: null });
   });
 });
