@@ -90,11 +90,17 @@ export function scriptedStep(prompt: readonly PromptMessage[]): GenerateResult {
 /**
  * A scripted agent: a line `run: <command>` in a user message runs it; a runtime message about a
  * handle makes it call `write_stdin` on that handle; tool results are answered in words.
+ * `onPrompt` sees every prompt (a host process logs them for tests that outlive it).
  */
-export function scriptedModel(): MockLanguageModelV3 {
+export function scriptedModel(
+  onPrompt: (prompt: readonly PromptMessage[]) => void = () => {},
+): MockLanguageModelV3 {
   return new MockLanguageModelV3({
     provider: "exec-inbox-scripted",
     modelId: "scripted",
-    doGenerate: async (options) => scriptedStep(options.prompt),
+    doGenerate: async (options) => {
+      onPrompt(options.prompt);
+      return scriptedStep(options.prompt);
+    },
   });
 }

@@ -1,5 +1,7 @@
 // The agent loop when something dies: the agent host between claim and ack, or the runner while a
 // command runs. AI SDK mock models, real wrangler dev, the real runner process.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { viewWhen } from "../../scripts/lib/local-stack";
@@ -83,6 +85,56 @@ describe("the agent kit when a process dies", () => {
     expect(toolResults(record!).filter((r) => r.toolName === "write_stdin")).toHaveLength(1);
     expect(assistantTexts(record!).filter((text) => text.includes("survived"))).toHaveLength(1);
     await second.host.close();
+  });
+
+  it("restarts a host process SIGKILLed between storing a turn and acking it, and the model sees the result once", async () => {
+    const sid = "agent-host-process-killed";
+    const promptLog = join(stack.stateDir, "prompts.jsonl");
+    // Its first stored turn answers the human; the second is the resumed turn: killed before the ack.
+    const doomed = await stack.spawnHostProcess({
+      AGENT_KILL_AFTER_STORE: "2",
+      AGENT_PROMPT_LOG: promptLog,
+    });
+    expect((await doomed.post("/sessions", { id: sid })).status).toBe(201);
+    const started = await doomed.post(`/sessions/${sid}/messages`, {
+      content: "run: sleep 2; printf process-survived",
+    });
+    expect(started.body.answer).toMatch(/in the background/);
+    expect(await doomed.exited).toEqual({ code: null, signal: "SIGKILL" });
+    expect(await stack.inbox.getSession(sid)).toMatchObject({
+      status: "running",
+      inbox: { pending: 0, claimed: 1 },
+    });
+
+    const restarted = await stack.spawnHostProcess({ AGENT_PROMPT_LOG: promptLog });
+    const idle = await viewWhen(
+      stack.dev.base,
+      sid,
+      (view) => view.status === "idle",
+      LEASE_MS * 5,
+    );
+    expect(idle).toMatchObject({ run: null, inbox: { pending: 0, claimed: 0 } });
+    const reply = await restarted.post(`/sessions/${sid}/messages`, { content: "and now?" });
+    expect(reply.body).toEqual({ answer: "Noted: and now?" });
+    restarted.kill();
+
+    const prompts = readFileSync(promptLog, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { pid: number; sessionId: string; prompt: any[] })
+      .filter((entry) => entry.sessionId === sid);
+    const byRestarted = prompts.filter((entry) => entry.pid !== prompts[0]!.pid);
+    // The restarted process spent no model call on the recovered claim; its one prompt holds the
+    // runtime message and the write_stdin result once each.
+    expect(byRestarted).toHaveLength(1);
+    const prompt = byRestarted[0]!.prompt;
+    expect(runtimeMessages(userTexts(prompt))).toHaveLength(1);
+    const results = prompt.filter((message) => message.role === "tool");
+    expect(JSON.stringify(results).match(/process-survived/g)).toHaveLength(1);
+    const events = await stack.events(sid);
+    expect(events.filter((event) => event.type === "claim")).toHaveLength(2);
+    expect(events.filter((event) => event.type === "ack")).toHaveLength(1);
+    expect(events.filter((event) => event.type === "delivery")).toHaveLength(1);
   });
 
   it("tells the model the outcome is unknown when the runner dies with the command", async () => {

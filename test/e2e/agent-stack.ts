@@ -3,12 +3,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { MockLanguageModelV3 } from "ai/test";
 import {
   AGENT_TOKEN,
   api,
   devVar,
   freePort,
+  spawnCollecting,
   startWranglerDev,
   type WranglerDev,
   waitForHealthy,
@@ -25,12 +27,22 @@ import {
 } from "../runner/runner-process";
 
 export const OPERATOR_TOKEN = "dev-operator-token";
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
 export const LEASE_MS = 2000;
 
 export interface HostInstance {
   readonly host: ExampleHost;
   /** The mock model of each session of this host instance (a restarted host has new ones). */
   readonly models: Map<string, MockLanguageModelV3>;
+}
+
+export interface HostProcess {
+  readonly base: string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly output: () => string;
+  post(path: string, body: unknown): Promise<{ status: number; body: any }>;
+  kill(): void;
 }
 
 export interface AgentStack {
@@ -40,6 +52,8 @@ export interface AgentStack {
   readonly stateDir: string;
   readonly hostPort: number;
   startHost(options?: { afterStore?: (sessionId: string) => void }): Promise<HostInstance>;
+  /** `npm run agent` as a real process (node, no wrapper) on the stack's host port and store. */
+  spawnHostProcess(env?: Record<string, string>): Promise<HostProcess>;
   /** SIGKILL to the runner and its commands, then a new runner on the same port and journal. */
   restartRunner(): Promise<void>;
   events(sessionId: string): Promise<Array<Record<string, unknown>>>;
@@ -52,7 +66,7 @@ export async function startAgentStack(): Promise<AgentStack> {
   const runnerDir = join(stateDir, "runner");
   const hostPort = await freePort();
   const hosts: ExampleHost[] = [];
-  const extraRunners: Array<() => void> = [];
+  const cleanups: Array<() => void> = [];
   const stack: AgentStack = {
     dev,
     inbox: new ExecInboxClient({ baseUrl: dev.base, token: AGENT_TOKEN }),
@@ -83,12 +97,54 @@ export async function startAgentStack(): Promise<AgentStack> {
       hosts.push(host);
       return { host, models };
     },
+    async spawnHostProcess(env = {}) {
+      const { child, output } = spawnCollecting(
+        process.execPath,
+        ["--import", TSX, join(ROOT, "scripts/agent-host.ts")],
+        {
+          EXEC_INBOX_URL: dev.base,
+          RUNNER_URL: stack.runner.base,
+          RUNNER_TOKEN,
+          AGENT_PORT: String(hostPort),
+          AGENT_STATE_DIR: join(stateDir, "agent"),
+          AGENT_LEASE_MS: String(LEASE_MS),
+          OPENAI_API_KEY: undefined,
+          ...env,
+        },
+        ROOT,
+      );
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+        (resolve) => child.once("exit", (code, signal) => resolve({ code, signal })),
+      );
+      const kill = () => {
+        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+          process.kill(-child.pid, "SIGKILL");
+        }
+      };
+      cleanups.push(kill);
+      const base = `http://127.0.0.1:${hostPort}`;
+      await waitForHealthy(base, child, output, 30_000);
+      return {
+        base,
+        exited,
+        output,
+        kill,
+        async post(path, body) {
+          const response = await fetch(`${base}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
+          return { status: response.status, body: await response.json() };
+        },
+      };
+    },
     async restartRunner() {
       const port = Number(new URL(stack.runner.base).port);
       await stack.runner.kill();
       const { child, output } = spawnRunner(runnerDir, port);
       await waitForHealthy(stack.runner.base, child, output, 20_000);
-      extraRunners.push(() => {
+      cleanups.push(() => {
         if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
       });
     },
@@ -99,7 +155,7 @@ export async function startAgentStack(): Promise<AgentStack> {
     async close() {
       await Promise.all(hosts.map((host) => host.close()));
       await killAllRunners();
-      for (const kill of extraRunners) kill();
+      for (const kill of cleanups) kill();
       await dev.stop();
       rmSync(stateDir, { recursive: true, force: true });
     },
