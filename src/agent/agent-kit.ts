@@ -34,12 +34,13 @@ export interface ResumeDelivery {
   readonly sessionId: string;
   readonly resumeId: string;
   readonly reason: string;
-  readonly outcome: "accepted" | "duplicate" | "ignored";
+  readonly outcome: "accepted" | "duplicate" | "unknown";
 }
 
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 300_000;
 const KEEP_RESUME_IDS = 256;
+const KEEP_DELIVERIES = 1000;
 
 const json = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -137,14 +138,19 @@ export class AgentKit {
     } catch {
       return json(401, { error: "invalid webhook signature" });
     }
-    const { session_id: sessionId, resume_id: resumeId } = payload;
+    const sessionId = payload.session_id;
+    // The signed `webhook-id` is the resume id (one per wake, the same on every redelivery).
+    const resumeId = request.headers.get("webhook-id") ?? payload.resume_id;
     return this.serial(sessionId, async () => {
       const record = await this.options.store.load(sessionId);
-      const note = (outcome: ResumeDelivery["outcome"]) =>
+      const note = (outcome: ResumeDelivery["outcome"]) => {
         this.deliveries.push({ sessionId, resumeId, reason: payload.reason, outcome });
+        this.deliveries.splice(0, this.deliveries.length - KEEP_DELIVERIES);
+      };
       if (record === undefined || record.lifetime !== payload.lifetime) {
-        note("ignored");
-        return json(200, { ignored: "no conversation for this session lifetime" });
+        // Not 2xx: exec-inbox retries, then shows the resume as failed with this status.
+        note("unknown");
+        return json(404, { error: "no conversation for this session lifetime" });
       }
       if (record.resumes.includes(resumeId)) {
         note("duplicate");

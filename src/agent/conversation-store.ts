@@ -18,7 +18,7 @@ export interface ActiveRun {
 /** Persisted as JSON, one file per session; evolve by adding optional fields. */
 export interface SessionRecord {
   readonly sessionId: string;
-  /** The exec-inbox lifetime this conversation belongs to: a resume of another one is ignored. */
+  /** The exec-inbox lifetime this conversation belongs to: a resume of another one is refused (404). */
   readonly lifetime: string;
   readonly messages: ModelMessage[];
   /** Background handles the model started and has not yet seen end. */

@@ -195,7 +195,7 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
     expect((await agent.host.kit.conversation(sid))?.messages).toEqual([]);
   });
 
-  it("runs the agent once for a resume delivered twice (same webhook-id) and refuses a forged one", async () => {
+  it("runs the agent once for a resume delivered twice (same webhook-id), refuses a forged one and one of another lifetime", async () => {
     const sid = "agent-duplicate-resume";
     await agent.host.kit.createSession(sid);
     await agent.host.kit.sendUserMessage(sid, "run: sleep 1; printf once");
@@ -215,9 +215,9 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
       reason: "background_exec_completed",
       inbox: { pending: 1 },
     });
-    const post = (secret: string) => {
+    const post = (secret: string, text = body) => {
       const at = new Date();
-      const signature = new Webhook(secret).sign(delivery!.resumeId, at, body);
+      const signature = new Webhook(secret).sign(delivery!.resumeId, at, text);
       return fetch(`${agent.host.url}/resume`, {
         method: "POST",
         headers: {
@@ -226,15 +226,20 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
           "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
           "webhook-signature": signature,
         },
-        body,
+        body: text,
       });
     };
     const again = await post(devVar("RESUME_SIGNING_SECRET"));
     expect([again.status, await again.json()]).toEqual([200, { duplicate: true }]);
     const forged = await post("whsec_Zm9yZ2VkLXNlY3JldC1mb3JnZWQtc2VjcmV0LTAxMjM=");
     expect(forged.status).toBe(401);
+    const elsewhere = await post(
+      devVar("RESUME_SIGNING_SECRET"),
+      body.replace(`"lifetime":"${lifetime}"`, '"lifetime":"another-lifetime"'),
+    );
+    expect(elsewhere.status).toBe(404);
     await agent.host.kit.settled(sid);
-    expect(deliveriesOf(sid).map((d) => d.outcome)).toEqual(["accepted", "duplicate"]);
+    expect(deliveriesOf(sid).map((d) => d.outcome)).toEqual(["accepted", "duplicate", "unknown"]);
     expect(promptsOf(sid)).toHaveLength(calls);
     expect(await stack.inbox.getSession(sid)).toMatchObject({ status: "idle", run: null });
   });
