@@ -175,13 +175,15 @@ export class AgentKit {
       await this.drive(sessionId, true);
       const record = await this.options.store.load(sessionId);
       if (record === undefined) throw new Error(`no session ${sessionId}`);
-      const { run_id: runId } = await this.options.inbox.registerRun(sessionId, {
-        run_id: `human-${randomUUID()}`,
-      });
-      const activeRun = { runId, resumeId: null, leaseExpiresAt: 0, pendingUserText: text };
-      const started = { ...record, activeRun };
-      await this.options.store.save(started);
-      return runTurns(this.options, started, activeRun, false);
+      // Stored before it is registered: a host that dies in between registers the same run again.
+      const activeRun = {
+        runId: `human-${randomUUID()}`,
+        resumeId: null,
+        leaseExpiresAt: 0,
+        pendingUserText: text,
+      };
+      await this.options.store.save({ ...record, activeRun });
+      return this.drive(sessionId, false);
     });
   }
 
@@ -198,24 +200,13 @@ export class AgentKit {
     );
   }
 
-  /** Takes a received resume (registering its run) and drives any unfinished run. Idempotent. */
+  /** Takes a received resume and drives the stored run to its end. Idempotent. */
   private async drive(sessionId: string, waitLease: boolean): Promise<string> {
     let record = await this.options.store.load(sessionId);
     if (record === undefined) return "";
     if (record.activeRun === null && record.pendingResume !== null) {
+      // A run id derived from the resume: registering again after a crash is the same run.
       const resumeId = record.pendingResume;
-      try {
-        // A run id derived from the resume: registering again after a crash is the same run.
-        await this.options.inbox.registerRun(sessionId, {
-          run_id: `run-${resumeId}`,
-          resume_id: resumeId,
-        });
-      } catch (error) {
-        if (!(error instanceof ExecInboxError) || error.problem.status === 409) throw error;
-        // 404 / 410: the session is gone; nothing to resume.
-        await this.options.store.save({ ...record, pendingResume: null });
-        return "";
-      }
       const activeRun = {
         runId: `run-${resumeId}`,
         resumeId,
@@ -226,7 +217,20 @@ export class AgentKit {
       await this.options.store.save(record);
       this.log(`session ${sessionId}: resumed by ${resumeId}`);
     }
-    if (record.activeRun === null) return "";
-    return runTurns(this.options, record, record.activeRun, waitLease);
+    const run = record.activeRun;
+    if (run === null) return "";
+    try {
+      // Registering the same run again is a no-op, so this also covers a restart mid-run.
+      await this.options.inbox.registerRun(sessionId, {
+        run_id: run.runId,
+        ...(run.resumeId === null ? {} : { resume_id: run.resumeId }),
+      });
+    } catch (error) {
+      if (!(error instanceof ExecInboxError) || error.problem.status === 409) throw error;
+      // 404 / 410: the session is gone; nothing to run.
+      await this.options.store.save({ ...record, activeRun: null });
+      return "";
+    }
+    return runTurns(this.options, record, run, waitLease);
   }
 }

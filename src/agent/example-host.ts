@@ -59,10 +59,12 @@ export async function startExampleHost(options: ExampleHostOptions): Promise<Exa
     store: new FileConversationStore(options.stateDir),
     resumeUrl: `${url}/resume`,
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: exampleHostApp(kit).fetch, port: options.port, hostname }, () =>
       resolve(started),
     );
+    // A port in use fails the start instead of leaving a host that never listens.
+    started.once("error", reject);
   });
   // Runs and resumes a crashed host left unfinished continue now.
   void kit.recover().catch((error: unknown) => options.log?.(`recovery failed: ${String(error)}`));

@@ -116,7 +116,7 @@ describe("the agent kit when a process dies", () => {
     expect(idle).toMatchObject({ run: null, inbox: { pending: 0, claimed: 0 } });
     const reply = await restarted.post(`/sessions/${sid}/messages`, { content: "and now?" });
     expect(reply.body).toEqual({ answer: "Noted: and now?" });
-    restarted.kill();
+    await restarted.kill();
 
     const prompts = readFileSync(promptLog, "utf8")
       .trim()

@@ -42,7 +42,7 @@ export interface HostProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly output: () => string;
   post(path: string, body: unknown): Promise<{ status: number; body: any }>;
-  kill(): void;
+  kill(): Promise<void>;
 }
 
 export interface AgentStack {
@@ -66,7 +66,7 @@ export async function startAgentStack(): Promise<AgentStack> {
   const runnerDir = join(stateDir, "runner");
   const hostPort = await freePort();
   const hosts: ExampleHost[] = [];
-  const cleanups: Array<() => void> = [];
+  const cleanups: Array<() => Promise<void> | void> = [];
   const stack: AgentStack = {
     dev,
     inbox: new ExecInboxClient({ baseUrl: dev.base, token: AGENT_TOKEN }),
@@ -116,10 +116,12 @@ export async function startAgentStack(): Promise<AgentStack> {
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
         (resolve) => child.once("exit", (code, signal) => resolve({ code, signal })),
       );
-      const kill = () => {
+      const kill = async () => {
         if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
           process.kill(-child.pid, "SIGKILL");
         }
+        // The next host listens on the same port.
+        await exited;
       };
       cleanups.push(kill);
       const base = `http://127.0.0.1:${hostPort}`;
@@ -155,7 +157,7 @@ export async function startAgentStack(): Promise<AgentStack> {
     async close() {
       await Promise.all(hosts.map((host) => host.close()));
       await killAllRunners();
-      for (const kill of cleanups) kill();
+      for (const kill of cleanups) await kill();
       await dev.stop();
       rmSync(stateDir, { recursive: true, force: true });
     },
