@@ -1,5 +1,6 @@
 // `npm run demo`: the whole loop on one machine — exec-inbox under wrangler dev, the reference runner,
 // and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
+// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -186,7 +187,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+const mode = process.argv.includes("--agent")
+  ? import("./demo-agent").then(({ agentDemo }) => agentDemo())
+  : main();
+mode.catch((error: unknown) => {
   step("demo FAILED", error instanceof Error ? error.message : String(error));
   process.exitCode = 1;
 });

@@ -1,0 +1,72 @@
+// `npm run agent`: the example agent host. With OPENAI_API_KEY it runs an OpenAI model; without, a
+// scripted model (the AI SDK's mock model). Settings come from the environment (see README).
+import { appendFileSync } from "node:fs";
+import { createOpenAI } from "@ai-sdk/openai";
+import type { LanguageModel } from "ai";
+import { scriptedModel, startExampleHost } from "../src/agent";
+import { AGENT_TOKEN, devVar } from "./lib/local-stack";
+
+const env = process.env;
+const apiKey = env.OPENAI_API_KEY ?? "";
+const modelName = env.OPENAI_MODEL || "gpt-4.1-mini";
+const models = new Map<string, LanguageModel>();
+
+/** With AGENT_PROMPT_LOG, the scripted model appends each prompt it is given (JSON lines). */
+function logPrompt(sessionId: string) {
+  const file = env.AGENT_PROMPT_LOG;
+  return (prompt: unknown) => {
+    if (file) appendFileSync(file, `${JSON.stringify({ pid: process.pid, sessionId, prompt })}\n`);
+  };
+}
+
+/**
+ * Crash injection for tests: AGENT_KILL_AFTER_STORE=N makes the process SIGKILL itself right after
+ * its Nth stored turn, before that turn's ack.
+ */
+function killAfterStore(): (() => void) | undefined {
+  const limit = Number(env.AGENT_KILL_AFTER_STORE || 0);
+  let stored = 0;
+  if (limit <= 0) return undefined;
+  return () => {
+    stored++;
+    if (stored === limit) process.kill(process.pid, "SIGKILL");
+  };
+}
+
+function model(sessionId: string): LanguageModel {
+  let agent = models.get(sessionId);
+  if (agent === undefined) {
+    agent =
+      apiKey === ""
+        ? scriptedModel(logPrompt(sessionId))
+        : createOpenAI({
+            apiKey,
+            ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+          })(modelName);
+    models.set(sessionId, agent);
+  }
+  return agent;
+}
+
+const host = await startExampleHost({
+  execInboxUrl: env.EXEC_INBOX_URL || "http://127.0.0.1:8787",
+  agentToken: env.EXEC_INBOX_TOKEN || AGENT_TOKEN,
+  resumeSigningSecret: env.RESUME_SIGNING_SECRET || devVar("RESUME_SIGNING_SECRET"),
+  runnerUrl: env.RUNNER_URL || "http://127.0.0.1:8788",
+  runnerToken: env.RUNNER_TOKEN || "dev-runner-token",
+  stateDir: env.AGENT_STATE_DIR || ".agent-state",
+  port: Number(env.AGENT_PORT || 8789),
+  ...(env.AGENT_LEASE_MS ? { leaseMs: Number(env.AGENT_LEASE_MS) } : {}),
+  afterStore: killAfterStore(),
+  model,
+  log: (line) => console.log(`[agent] ${line}`),
+});
+console.log(
+  `[agent] listening on ${host.url} with ${apiKey === "" ? "the scripted model (no OPENAI_API_KEY)" : `OpenAI ${modelName}`}`,
+);
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    void host.close().then(() => process.exit(0));
+  });
+}

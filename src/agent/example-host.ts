@@ -1,0 +1,79 @@
+// The example agent host: one AI SDK agent per session behind a small HTTP API, its conversations
+// in JSON files. `npm run agent` starts it (scripts/agent-host.ts); tests and the demo start it here.
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { ExecInboxClient } from "../client";
+import { AgentKit, type AgentKitOptions } from "./agent-kit";
+import { FileConversationStore } from "./conversation-store";
+import { RunnerClient } from "./runner-client";
+
+export interface ExampleHostOptions
+  extends Omit<AgentKitOptions, "inbox" | "runner" | "store" | "resumeUrl"> {
+  readonly execInboxUrl: string;
+  readonly agentToken: string;
+  readonly runnerUrl: string;
+  readonly runnerToken: string;
+  readonly stateDir: string;
+  readonly port: number;
+  readonly hostname?: string;
+}
+
+export interface ExampleHost {
+  readonly url: string;
+  readonly kit: AgentKit;
+  close(): Promise<void>;
+}
+
+export function exampleHostApp(kit: AgentKit): Hono {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.post("/resume", (c) => kit.handleResume(c.req.raw));
+  app.post("/sessions", async (c) => {
+    const { id } = await c.req.json<{ id: string }>();
+    await kit.createSession(id);
+    return c.json({ id }, 201);
+  });
+  app.delete("/sessions/:id", async (c) => {
+    await kit.deleteSession(c.req.param("id"));
+    return c.body(null, 204);
+  });
+  app.get("/sessions/:id", async (c) => {
+    const record = await kit.conversation(c.req.param("id"));
+    return record === undefined ? c.json({ error: "no such session" }, 404) : c.json(record);
+  });
+  app.post("/sessions/:id/messages", async (c) => {
+    const { content } = await c.req.json<{ content: string }>();
+    return c.json({ answer: await kit.sendUserMessage(c.req.param("id"), content) });
+  });
+  app.onError((error, c) => c.json({ error: error.message }, 500));
+  return app;
+}
+
+export async function startExampleHost(options: ExampleHostOptions): Promise<ExampleHost> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const url = `http://${hostname}:${options.port}`;
+  const kit = new AgentKit({
+    ...options,
+    inbox: new ExecInboxClient({ baseUrl: options.execInboxUrl, token: options.agentToken }),
+    runner: new RunnerClient({ baseUrl: options.runnerUrl, token: options.runnerToken }),
+    store: new FileConversationStore(options.stateDir),
+    resumeUrl: `${url}/resume`,
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const started = serve({ fetch: exampleHostApp(kit).fetch, port: options.port, hostname }, () =>
+      resolve(started),
+    );
+    // A port in use fails the start instead of leaving a host that never listens.
+    started.once("error", reject);
+  });
+  // Runs and resumes a crashed host left unfinished continue now.
+  void kit.recover().catch((error: unknown) => options.log?.(`recovery failed: ${String(error)}`));
+  return {
+    url,
+    kit,
+    close: () => {
+      kit.close();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

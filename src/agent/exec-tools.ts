@@ -1,0 +1,110 @@
+// The model's `exec_command` and `write_stdin` tools for the Vercel AI SDK, wired to the exec runner
+// and to exec-inbox. The caller owns the session's set of running handles (via the two callbacks).
+import { tool } from "ai";
+import { z } from "zod";
+import { type ExecInboxClient, ExecInboxError } from "../client";
+import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
+
+export interface ExecToolContext {
+  readonly inbox: ExecInboxClient;
+  readonly runner: RunnerClient;
+  readonly sessionId: string;
+  /** A command outlived its yield, and exec-inbox will report its end: the turn must wait for it. */
+  readonly onBackground: (handle: string) => void;
+  /** The model has seen the command end (or been told its outcome is unknown). */
+  readonly onEnded: (handle: string) => void;
+}
+
+const execCommandInput = z.object({
+  cmd: z.string().min(1).describe("The shell command, run with bash -c."),
+  workdir: z.string().min(1).optional().describe("Working directory."),
+  yield_time_ms: z
+    .int()
+    .min(250)
+    .max(30_000)
+    .optional()
+    .describe("How long to wait for output before the command goes to the background."),
+  max_output_tokens: z.int().min(1).max(1_000_000).optional(),
+});
+
+const writeStdinInput = z.object({
+  session_id: z.string().min(1).describe("The session_id exec_command returned."),
+  chars: z.string().optional().describe("Characters to write to stdin; empty to only read."),
+  yield_time_ms: z.int().min(0).max(30_000).optional(),
+  max_output_tokens: z.int().min(1).max(1_000_000).optional(),
+});
+
+/** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
+async function pullFromInbox(ctx: ExecToolContext, handle: string) {
+  try {
+    const job = await ctx.inbox.getJob(ctx.sessionId, handle);
+    if (job.status === "running") {
+      ctx.onEnded(handle);
+      return {
+        session_id: handle,
+        status: "unknown",
+        note: "The runner no longer knows this command and no result was reported: its outcome is unknown.",
+      };
+    }
+    ctx.onEnded(handle);
+    return {
+      session_id: handle,
+      status: job.status,
+      exit_code: job.exit_code,
+      output: job.output,
+      output_truncated: job.output_truncated,
+      ...(job.status === "lost"
+        ? { note: "The runner lost this process: its outcome is unknown, not a result." }
+        : {}),
+    };
+  } catch (error) {
+    if (error instanceof ExecInboxError && error.problem.status === 404) {
+      throw new Error(`no command with session_id ${handle}`);
+    }
+    throw error;
+  }
+}
+
+export function execTools(ctx: ExecToolContext) {
+  return {
+    exec_command: tool({
+      description:
+        "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
+      inputSchema: execCommandInput,
+      execute: async (input): Promise<ExecAnswer & { note?: string }> => {
+        const answer = await ctx.runner.execCommand(input);
+        const handle = answer.session_id;
+        if (handle === undefined) return answer;
+        // Reserve and arm before the model hears of the handle: a completion that comes between
+        // the two is held by the runner until armed, so none can be missed.
+        const { callback } = await ctx.inbox.reserveJob(ctx.sessionId, {
+          handle,
+          command: input.cmd,
+        });
+        await ctx.runner.armCallback(handle, callback);
+        ctx.onBackground(handle);
+        return {
+          ...answer,
+          note: "Still running in the background. You will get a runtime message when it ends; then read it with write_stdin.",
+        };
+      },
+    }),
+    write_stdin: tool({
+      description:
+        "Write characters to a running command's stdin (empty chars: only read), returning new output, and exit_code once it has exited.",
+      inputSchema: writeStdinInput,
+      execute: async (input) => {
+        try {
+          const answer = await ctx.runner.writeStdin(input);
+          if (answer.exit_code !== undefined) ctx.onEnded(input.session_id);
+          return answer;
+        } catch (error) {
+          if (error instanceof RunnerError && error.status === 404) {
+            return pullFromInbox(ctx, input.session_id);
+          }
+          throw error;
+        }
+      },
+    }),
+  };
+}

@@ -1,0 +1,140 @@
+// One run's turns: claim the inbox, put each new provider message into the conversation, run the
+// model with the exec tools, store, ack; then suspend on what still runs, or finish.
+import { generateText, type ModelMessage, stepCountIs } from "ai";
+import { type Claim, ExecInboxError } from "../client";
+import type { AgentKitOptions } from "./agent-kit";
+import type { ActiveRun, SessionRecord } from "./conversation-store";
+import { execTools } from "./exec-tools";
+
+const MAX_ROUNDS = 8;
+const KEEP_APPLIED_IDS = 4096;
+const DEFAULT_SYSTEM =
+  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
+
+/** The handles an envelope ends for the model: completed, outcome unknown, wait expired. */
+const handlesOf = (claim: Claim): string[] => {
+  const data = claim.envelope.body.data as { session_id?: string; handles?: string[] };
+  return data.handles ?? (data.session_id === undefined ? [] : [data.session_id]);
+};
+
+/** A host that crashed after ending its run ends it again on recovery: the run is no longer active. */
+async function endedAlready(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ExecInboxError && error.problem.code === "invalid_transition") return;
+    throw error;
+  }
+}
+
+/** Claim → model turn → store → ack, until nothing new arrives; then suspend or finish. */
+export async function runTurns(
+  options: AgentKitOptions,
+  initial: SessionRecord,
+  run: ActiveRun,
+  waitLease: boolean,
+): Promise<string> {
+  const { inbox, store, leaseMs = 60_000 } = options;
+  const sessionId = initial.sessionId;
+  let record = initial;
+  let answer = "";
+  if (waitLease && run.leaseExpiresAt > Date.now()) {
+    // A claim held by the host that crashed comes back only when its lease ends.
+    await new Promise((resolve) => setTimeout(resolve, run.leaseExpiresAt - Date.now() + 50));
+  }
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const { claims } = await inbox.claim(sessionId, { max: 16, lease_ms: leaseMs });
+    const userText = record.activeRun?.pendingUserText ?? null;
+    const fresh = claims.filter((claim) => !record.applied.includes(claim.envelope.id));
+    const ids = claims.map((claim) => claim.envelope.id);
+    if (fresh.length === 0 && userText === null) {
+      if (ids.length > 0) await inbox.ack(sessionId, { ids });
+      break;
+    }
+    const leaseExpiresAt = Math.max(
+      0,
+      ...claims.map((claim) => Date.parse(claim.lease_expires_at)),
+    );
+    record = { ...record, activeRun: { ...run, leaseExpiresAt, pendingUserText: userText } };
+    await store.save(record);
+    const turn = await modelTurn(options, record, userText, fresh);
+    answer = turn.text;
+    record = {
+      ...record,
+      messages: turn.messages,
+      running: turn.running,
+      applied: [...record.applied, ...fresh.map((c) => c.envelope.id)].slice(-KEEP_APPLIED_IDS),
+      activeRun: { ...run, leaseExpiresAt, pendingUserText: null },
+    };
+    await store.save(record);
+    options.afterStore?.(sessionId);
+    if (ids.length > 0) await inbox.ack(sessionId, { ids });
+  }
+  await endTurn(options, record, run.runId);
+  await store.save({ ...record, activeRun: null });
+  return answer;
+}
+
+async function modelTurn(
+  options: AgentKitOptions,
+  record: SessionRecord,
+  userText: string | null,
+  claims: Claim[],
+) {
+  const messages: ModelMessage[] = [...record.messages];
+  const running = new Set(record.running);
+  if (userText !== null) messages.push({ role: "user", content: userText });
+  for (const claim of claims) {
+    messages.push({ role: "user", content: claim.provider_message.content });
+    for (const handle of handlesOf(claim)) running.delete(handle);
+  }
+  const result = await generateText({
+    model: options.model(record.sessionId),
+    system: options.system ?? DEFAULT_SYSTEM,
+    messages,
+    tools: execTools({
+      inbox: options.inbox,
+      runner: options.runner,
+      sessionId: record.sessionId,
+      onBackground: (handle) => running.add(handle),
+      onEnded: (handle) => running.delete(handle),
+    }),
+    stopWhen: stepCountIs(options.maxSteps ?? 8),
+  });
+  return {
+    messages: [...messages, ...result.response.messages],
+    running: [...running],
+    text: result.text,
+  };
+}
+
+/** Commands still running: wait for them (keeping a wait that already covers them); else finish. */
+async function endTurn(
+  options: AgentKitOptions,
+  record: SessionRecord,
+  runId: string,
+): Promise<void> {
+  const { inbox, wake = "all", ceilingMs } = options;
+  const sessionId = record.sessionId;
+  if (record.running.length > 0) {
+    const armed = (await inbox.getSession(sessionId)).waiting_for_bash;
+    const same =
+      armed !== null &&
+      armed.wake === wake &&
+      armed.handles.length === record.running.length &&
+      record.running.every((handle) => armed.handles.includes(handle));
+    if (!same) {
+      await endedAlready(
+        inbox.suspend(sessionId, runId, {
+          waiting_for: record.running,
+          wake,
+          ...(ceilingMs === undefined ? {} : { ceiling_ms: ceilingMs }),
+        }),
+      );
+      options.log?.(`session ${sessionId}: suspended on ${record.running.join(", ")}`);
+      return;
+    }
+  }
+  await endedAlready(inbox.finishRun(sessionId, runId));
+  options.log?.(`session ${sessionId}: run ${runId} finished`);
+}

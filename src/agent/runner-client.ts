@@ -1,0 +1,78 @@
+// Calls to the exec runner's model-facing API (the Codex unified-exec shapes) and its callback
+// arming. Knows nothing of exec-inbox; the tools combine the two.
+
+export interface ExecCommandInput {
+  readonly cmd: string;
+  readonly workdir?: string | undefined;
+  readonly yield_time_ms?: number | undefined;
+  readonly max_output_tokens?: number | undefined;
+}
+
+export interface WriteStdinInput {
+  readonly session_id: string;
+  readonly chars?: string | undefined;
+  readonly yield_time_ms?: number | undefined;
+  readonly max_output_tokens?: number | undefined;
+}
+
+/** The runner's answer: `exit_code` once the command exited, else `session_id` of the live one. */
+export interface ExecAnswer {
+  readonly session_id?: string;
+  readonly exit_code?: number | null;
+  readonly output: string;
+  readonly wall_time_ms?: number;
+  readonly output_bytes_total?: number;
+  readonly output_bytes_dropped?: number;
+}
+
+export class RunnerError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`runner ${status} ${code}: ${detail}`);
+    this.name = "RunnerError";
+  }
+}
+
+export class RunnerClient {
+  private readonly base: string;
+
+  constructor(private readonly options: { baseUrl: string; token: string }) {
+    this.base = options.baseUrl.replace(/\/+$/, "");
+  }
+
+  private async post<T>(path: string, body: unknown): Promise<T> {
+    const response = await fetch(`${this.base}${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${this.options.token}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    const parsed = (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>;
+    if (!response.ok) {
+      throw new RunnerError(
+        response.status,
+        String(parsed.code ?? "unknown"),
+        String(parsed.detail ?? text),
+      );
+    }
+    return parsed as T;
+  }
+
+  execCommand(input: ExecCommandInput): Promise<ExecAnswer> {
+    return this.post("/v1/exec_command", input);
+  }
+
+  writeStdin(input: WriteStdinInput): Promise<ExecAnswer> {
+    return this.post("/v1/write_stdin", input);
+  }
+
+  armCallback(handle: string, callback: { url: string; token: string }): Promise<unknown> {
+    return this.post(`/v1/processes/${encodeURIComponent(handle)}/callback`, callback);
+  }
+}

@@ -1,0 +1,96 @@
+// The agent kit's scripts as a user runs them: `npm run agent` as a real process, `npm run demo --
+// --agent`, and the Worker bundle, which must not carry the Node-side kit.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  freePort,
+  runToEnd,
+  spawnCollecting,
+  startWranglerDev,
+  viewWhen,
+  waitForHealthy,
+} from "../../scripts/lib/local-stack";
+import { killAllRunners, RUNNER_TOKEN, startRunnerProcess } from "../runner/runner-process";
+
+const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-agent-scripts-"));
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+describe("the agent scripts", () => {
+  it("npm run agent serves an agent that runs a background command and answers with its output after the resume", async () => {
+    const dev = await startWranglerDev(join(stateDir, "inbox"), await freePort());
+    const runner = await startRunnerProcess(join(stateDir, "runner"));
+    const port = await freePort();
+    const { child, output } = spawnCollecting("npm", ["run", "--silent", "agent"], {
+      EXEC_INBOX_URL: dev.base,
+      RUNNER_URL: runner.base,
+      RUNNER_TOKEN,
+      AGENT_PORT: String(port),
+      AGENT_STATE_DIR: join(stateDir, "agent"),
+      OPENAI_API_KEY: undefined,
+    });
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHealthy(base, child, output, 30_000);
+      expect(output()).toContain("scripted model (no OPENAI_API_KEY)");
+      const post = (path: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      expect((await post("/sessions", { id: "via-npm-run-agent" })).status).toBe(201);
+      const first = await post("/sessions/via-npm-run-agent/messages", {
+        content: "run: sleep 1; printf from-the-host; exit 3",
+      });
+      expect(((await first.json()) as { answer: string }).answer).toMatch(/in the background/);
+      const deadline = Date.now() + 30_000;
+      let last = "";
+      while (!last.includes("from-the-host") && Date.now() < deadline) {
+        await sleep(200);
+        const record = (await (await fetch(`${base}/sessions/via-npm-run-agent`)).json()) as {
+          messages: Array<{ role: string; content: unknown }>;
+        };
+        last = JSON.stringify(record.messages.at(-1));
+      }
+      expect(last).toContain("exited with code 3: from-the-host");
+      await viewWhen(dev.base, "via-npm-run-agent", (view) => view.status === "idle");
+    } finally {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGTERM");
+      await killAllRunners();
+      await dev.stop();
+    }
+  }, 90_000);
+
+  it("npm run demo -- --agent runs the whole loop through the example host and exits 0", async () => {
+    const { code, output } = await runToEnd("npm", ["run", "--silent", "demo", "--", "--agent"]);
+    expect(output).toMatch(
+      /signed resume webhook verified by the kit — resume_id=rs_\w+ reason=background_exec_completed/,
+    );
+    expect(output).toContain("the resumed model was given the runtime message — 1 time(s)");
+    expect(output).toContain("the model read it with write_stdin and answered — Command");
+    expect(output).toContain("exited with code 7: inbox-result");
+    expect(output).toContain("agent demo passed");
+    expect(code).toBe(0);
+  }, 90_000);
+
+  it("keeps the agent kit and the AI SDK out of the Worker bundle", async () => {
+    const outdir = join(stateDir, "bundle");
+    const { code, output } = await runToEnd("node_modules/.bin/wrangler", [
+      "deploy",
+      "--dry-run",
+      "--outdir",
+      outdir,
+      "--metafile",
+      join(outdir, "meta.json"),
+    ]);
+    expect(code, output).toBe(0);
+    const inputs = Object.keys(JSON.parse(readFileSync(join(outdir, "meta.json"), "utf8")).inputs);
+    expect(inputs).toContain("src/index.ts");
+    expect(inputs.filter((path) => /src\/agent\/|node_modules\/(ai|@ai-sdk)\//.test(path))).toEqual(
+      [],
+    );
+  }, 60_000);
+});
