@@ -30,9 +30,7 @@ export function scheduleResume(
     createdAt: now,
     nextAttemptAt: now,
     lastAttemptAt: null,
-    deliveredAt: null,
     lastError: null,
-    endedAt: null,
   };
   return { session: { ...session, resume }, scheduled: true };
 }

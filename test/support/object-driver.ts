@@ -700,8 +700,8 @@ export class Lockstep {
     }
     const counts = inboxCounts(s, now);
     const jobs = Object.values(s.jobs).sort((a, b) => a.seq - b.seq);
-    const done = jobs.filter((job) => job.completedAt !== null);
-    const running = jobs.filter((job) => job.completedAt === null);
+    const done = jobs.filter((job) => job.result !== null);
+    const running = jobs.filter((job) => job.result === null);
     const summaries = (list: typeof jobs) =>
       list.map((job) => this.jobShape(jobSummaryView(job), "model"));
     return {
@@ -806,17 +806,36 @@ function messageShape(message: ReturnType<typeof messageView>) {
 /** Every stored time of the session, `ms` earlier: the same as its clock moving `ms` ahead. */
 function shiftTimes(sql: SqlStorage, ms: number): void {
   const shift = (column: string) => `${column} = ${column} - ${ms}`;
-  const shiftJson = (column: string, fields: string[]) =>
-    `${column} = CASE WHEN ${column} IS NULL THEN NULL ELSE json_set(${column}, ${fields
-      .map((field) => `'$.${field}', json_extract(${column}, '$.${field}') - ${ms}`)
-      .join(", ")}) END`;
+  // Only the times a JSON column holds move: a field its state does not have stays absent.
+  const shiftJson = (text: string | null, fields: string[]): string | null => {
+    if (text === null) return null;
+    const value = JSON.parse(text) as Record<string, unknown>;
+    for (const field of fields) {
+      const time = value[field];
+      if (typeof time === "number") value[field] = time - ms;
+    }
+    return JSON.stringify(value);
+  };
   sql.exec(`UPDATE jobs SET ${shift("reserved_at")}, ${shift("completed_at")}`);
   sql.exec(`UPDATE inbox SET ${shift("lease_expires_at")}, ${shift("acked_at")}`);
   sql.exec(`UPDATE purged SET ${shift("purged_at")}`);
   sql.exec(`UPDATE messages SET ${shift("created_at")}`);
+  const row = sql
+    .exec<{ run: string | null; wait: string | null; resume: string | null }>(
+      "SELECT run, wait, resume FROM session",
+    )
+    .toArray()[0];
+  if (row === undefined) return;
   sql.exec(
-    `UPDATE session SET ${shift("created_at")}, ${shiftJson("run", ["registeredAt"])},
-       ${shiftJson("wait", ["since", "ceilingAt"])},
-       ${shiftJson("resume", ["createdAt", "nextAttemptAt", "lastAttemptAt", "deliveredAt", "endedAt"])}`,
+    `UPDATE session SET ${shift("created_at")}, run = ?, wait = ?, resume = ?`,
+    shiftJson(row.run, ["registeredAt"]),
+    shiftJson(row.wait, ["since", "ceilingAt"]),
+    shiftJson(row.resume, [
+      "createdAt",
+      "nextAttemptAt",
+      "lastAttemptAt",
+      "deliveredAt",
+      "endedAt",
+    ]),
   );
 }
