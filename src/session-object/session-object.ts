@@ -85,7 +85,7 @@ export class SessionObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.config = readConfig(env as unknown as Record<string, unknown>);
+    this.config = readConfig(env);
     this.audit = new AuditStore(this.config);
     this.physicalAlarm = new PhysicalAlarm(ctx.storage);
     this.metered = meteredSql(ctx.storage.sql, this.meter);
