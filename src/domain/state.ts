@@ -158,7 +158,6 @@ export type Job =
       /** Generation of the envelope this result admitted; null when none was made (observed). */
       readonly generation: number | null;
     });
-export type FinishedJob = Extract<Job, { readonly result: JobResult }>;
 
 export const jobCompletedAt = (job: Job): number | null =>
   job.result === null ? null : job.completedAt;
@@ -170,7 +169,7 @@ export type Instruction =
   | "background_exec_wait_expired"
   | "background_exec_outcome_unknown";
 
-export type EnvelopeState = "pending" | "claimed" | "acked";
+type EnvelopeState = "pending" | "claimed" | "acked";
 
 export interface Envelope {
   readonly id: string;

@@ -51,7 +51,7 @@ export function messageView(message: Message) {
 export type MessageView = ReturnType<typeof messageView>;
 
 /** Counts the view shows that live in rows, not in the core: read by the store for each view. */
-export interface RowCounts {
+interface RowCounts {
   readonly inbox: { readonly pending: number; readonly claimed: number };
   readonly jobs: { readonly running: number; readonly done: number };
 }

@@ -36,7 +36,7 @@ export function scheduleResume(
 }
 
 /** Removes a finished handle from the wait; `met` says the wake condition now holds. */
-export function releaseHandle(
+function releaseHandle(
   wait: Wait | null,
   handle: string,
 ): { wait: Wait | null; waited: boolean; met: boolean } {

@@ -1,7 +1,7 @@
 // The ordered, frozen list of schema migrations of a session object's SQLite database.
 // A shipped entry is never edited: a change is a new entry appended at the end.
 
-export interface Migration {
+interface Migration {
   readonly id: number;
   readonly description: string;
   readonly sql: string;

@@ -27,7 +27,7 @@ type SessionRow = {
   job_seq: number;
 };
 
-export type JobRow = {
+type JobRow = {
   handle: string;
   seq: number;
   command: string;
@@ -71,7 +71,7 @@ const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callbac
   output_truncated, output_bytes_total, ended_by, completed_at, generation, NULL AS output FROM jobs`;
 const JOB_WITH_OUTPUT = "SELECT * FROM jobs";
 
-export function jobFromRow(row: JobRow): Job {
+function jobFromRow(row: JobRow): Job {
   const fields = {
     handle: row.handle,
     seq: row.seq,
