@@ -4,7 +4,12 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+import {
+  AGENT_TOKEN,
+  freePort,
+  startWranglerDev,
+  type WranglerDev,
+} from "../../scripts/lib/local-stack";
 
 /** Sends `lines` as one HTTP/1.1 request and returns the status line, headers and body. */
 function rawRequest(port: number, lines: string[], body = ""): Promise<string> {
@@ -40,8 +45,8 @@ describe("raw requests to wrangler dev", () => {
     const answer = await rawRequest(port, [
       "GET /v1/sessions/anything HTTP/1.1",
       "Host: 127.0.0.1",
-      "Authorization: Bearer dev-agent-token",
-      "Authorization: Bearer dev-agent-token",
+      `Authorization: Bearer ${AGENT_TOKEN}`,
+      `Authorization: Bearer ${AGENT_TOKEN}`,
     ]);
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer.toLowerCase()).toContain("content-type: application/problem+json");

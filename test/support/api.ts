@@ -3,8 +3,11 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 
-export const AGENT_TOKEN = "test-agent-token";
-export const SIGNING_SECRET = "whsec_dGVzdC1yZXN1bWUtc2lnbmluZy1zZWNyZXQtMDEyMzQ1Njc4OQ==";
+import type { Delivery } from "../../scripts/lib/agent-host.mjs";
+import { AGENT_TOKEN } from "./secrets";
+
+export { AGENT_TOKEN, SIGNING_SECRET } from "./secrets";
+
 const BASE = "http://exec-inbox.test";
 
 let counter = 0;
@@ -120,12 +123,6 @@ export async function suspendedOn(
 export const stubOf = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 
 export const fireAlarm = (sid: string): Promise<boolean> => runDurableObjectAlarm(stubOf(sid));
-
-export interface Delivery {
-  headers: Record<string, string>;
-  body: string;
-  received_at: number;
-}
 
 export async function deliveries(key: string): Promise<Delivery[]> {
   const response = await env.AGENT_HOST.fetch(`http://agent-host/_control/${key}`);
