@@ -7,6 +7,7 @@ import { createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener } from "@hono/node-server";
 import { createAgentHost, type Delivery } from "./agent-host.mjs";
+import { sendJson } from "./http-json";
 
 /** The committed local secrets, as `npm start` loads them. */
 export function devVar(name: string): string {
@@ -210,24 +211,35 @@ export async function startAgentHost(statusFor: (n: number) => number = () => 20
   };
 }
 
-export async function api(
+/** A request to a running exec-inbox at `base`; the token defaults to the local agent's. */
+export const api = (
   base: string,
   method: string,
   path: string,
   body?: unknown,
-  token = AGENT_TOKEN,
-) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
+  token: string | null = AGENT_TOKEN,
+) => sendJson((request) => fetch(request), `${base}${path}`, method, { body, token });
+
+/** A session whose agent suspended on one background job: the shape operators meet most. */
+export async function suspendedSession(
+  base: string,
+  sid: string,
+  resumeUrl: string,
+  handle = "build",
+): Promise<{ url: string; token: string }> {
+  const created = await api(base, "POST", "/v1/sessions", { id: sid, resume_url: resumeUrl });
+  if (created.status !== 201) throw new Error(`create ${sid}: ${JSON.stringify(created.body)}`);
+  const job = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+    handle,
+    command: `npm run ${handle}`,
   });
-  const text = await response.text();
-  // biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
-  return { status: response.status, body: (text === "" ? null : JSON.parse(text)) as any };
+  const run = await api(base, "POST", `/v1/sessions/${sid}/runs`, {});
+  const suspended = await api(base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
+    waiting_for: [handle],
+  });
+  if (suspended.status !== 200)
+    throw new Error(`suspend ${sid}: ${JSON.stringify(suspended.body)}`);
+  return job.body.callback;
 }
 
 export async function waitFor<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {

@@ -127,18 +127,13 @@ export abstract class SessionExecInbox extends SessionConversation {
   inbox(): Result<InboxCounts> {
     const core = this.core;
     if (core === null) return fail("not_found", "no such session");
-    const now = Date.now();
     return {
       ok: true,
-      value: this.read((sql) => {
-        const pending = store.countPending(sql, now);
-        return {
-          pending,
-          claimed: core.unacked - pending,
-          acked: store.countAcked(sql),
-          generation: core.generation,
-        };
-      }),
+      value: this.read((sql) => ({
+        ...this.unackedNow(core, sql),
+        acked: store.countAcked(sql),
+        generation: core.generation,
+      })),
     };
   }
 

@@ -146,18 +146,19 @@ export abstract class SessionShell extends DurableObject<Env> {
     return result.ok ? { ok: true, value: result.value } : result;
   }
 
+  /** Claimable and leased items at `now` (a lapsed lease counts as pending). */
+  protected unackedNow(session: Session, sql: SqlStorage): { pending: number; claimed: number } {
+    const pending = store.countPending(sql, Date.now());
+    return { pending, claimed: session.unacked - pending };
+  }
+
   protected viewOf(session: Session | null): Result<SessionView> {
     if (session === null) return fail("not_found", "no such session");
-    const now = Date.now();
     return {
       ok: true,
-      value: this.read((sql) => {
-        const pending = store.countPending(sql, now);
-        return sessionView(session, {
-          inbox: { pending, claimed: session.unacked - pending },
-          jobs: store.countJobs(sql),
-        });
-      }),
+      value: this.read((sql) =>
+        sessionView(session, { inbox: this.unackedNow(session, sql), jobs: store.countJobs(sql) }),
+      ),
     };
   }
 

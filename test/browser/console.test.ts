@@ -10,6 +10,7 @@ import {
   freePort,
   startAgentHost,
   startWranglerDev,
+  suspendedSession,
   type WranglerDev,
 } from "../../scripts/lib/local-stack";
 import { postCompletion } from "../../src/client";
@@ -20,7 +21,6 @@ import {
   rowStatus,
   screenshot,
   signIn,
-  suspendedSession,
 } from "./support";
 
 const SEEN_WITHIN = { timeout: 30_000, interval: 250 };

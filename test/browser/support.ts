@@ -4,32 +4,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS, ensureChromium } from "../../scripts/ensure-chromium";
-import { api, devVar } from "../../scripts/lib/local-stack";
-import type { Callback } from "../../src/client";
+import { devVar } from "../../scripts/lib/local-stack";
 
 export const OPERATOR_TOKEN = devVar("OPERATOR_TOKENS");
-
-/** A session whose agent suspended on one background job: the shape operators meet most. */
-export async function suspendedSession(
-  base: string,
-  sid: string,
-  resumeUrl: string,
-  handle = "build",
-): Promise<Callback> {
-  const created = await api(base, "POST", "/v1/sessions", { id: sid, resume_url: resumeUrl });
-  if (created.status !== 201) throw new Error(`create ${sid}: ${JSON.stringify(created.body)}`);
-  const job = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-    handle,
-    command: `npm run ${handle}`,
-  });
-  const run = await api(base, "POST", `/v1/sessions/${sid}/runs`, {});
-  const suspended = await api(base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-    waiting_for: [handle],
-  });
-  if (suspended.status !== 200)
-    throw new Error(`suspend ${sid}: ${JSON.stringify(suspended.body)}`);
-  return job.body.callback as Callback;
-}
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: ensureChromium(), headless: true, args: CHROMIUM_ARGS });

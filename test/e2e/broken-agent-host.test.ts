@@ -10,6 +10,7 @@ import {
   freePort,
   listenLocally,
   startWranglerDev,
+  suspendedSession,
   viewWhen,
   type WranglerDev,
 } from "../../scripts/lib/local-stack";
@@ -67,18 +68,8 @@ describe("an agent host that drops the connection mid-answer", () => {
 
   it("gets a failed attempt with a clear last_error, and the same resume is delivered on retry", async () => {
     const sid = `broken-host-${Date.now()}`;
-    expect(
-      (await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url })).status,
-    ).toBe(201);
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "h",
-      command: "true",
-    });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-      waiting_for: ["h"],
-    });
-    const completed = await postCompletion(reserved.body.callback, {
+    const callback = await suspendedSession(dev.base, sid, host.url, "h");
+    const completed = await postCompletion(callback, {
       status: "completed",
       exit_code: 0,
       output: "done",

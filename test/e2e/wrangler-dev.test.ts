@@ -11,6 +11,7 @@ import {
   type Received,
   startAgentHost,
   startWranglerDev,
+  suspendedSession,
   type WranglerDev,
   waitFor,
 } from "../../scripts/lib/local-stack";
@@ -141,15 +142,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
 
   it("a wait armed before a restart still wakes exactly once after it", async () => {
     const sid = `e2e-restart-${Date.now()}`;
-    await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: `${host.url}?sid=${sid}` });
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "h",
-      command: "true",
-    });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-      waiting_for: ["h"],
-    });
+    const callback = await suspendedSession(dev.base, sid, `${host.url}?sid=${sid}`, "h");
     // The wait was armed by the process that is stopped; the new process must honour it.
     await dev.stop();
     dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
@@ -159,7 +152,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
       "POST",
       path,
       { status: "failed", exit_code: 1, output: "" },
-      reserved.body.callback.token,
+      callback.token,
     );
     expect(done.status).toBe(202);
     const mine = () => host.received.filter((entry) => JSON.parse(entry.body).session_id === sid);
