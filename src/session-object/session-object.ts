@@ -1,3 +1,7 @@
+// The session Durable Object (wrangler.toml binds this class): operator actions and operational
+// reads on top of the agent surface. The layers beneath, from the core out: session-shell (load →
+// decide → persist), session-timers (the alarm), session-conversation, session-exec-inbox.
+
 import type { StoredEvent } from "../domain/audit";
 import { fail, type Result } from "../domain/errors";
 import type { IndexEntry } from "../domain/index-entry";
