@@ -1,7 +1,7 @@
 // The one caller of the exec runner's HTTP API (runner/src/server.ts) for tests and scripts:
 // `POST <base><path>` with the runner's bearer token. What the answer means is the caller's.
 
-export interface RunnerAnswer {
+interface RunnerAnswer {
   readonly status: number;
   // biome-ignore lint/suspicious/noExplicitAny: callers read the runner's JSON by field.
   readonly body: any;
