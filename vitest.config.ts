@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { TEST_SECRETS } from "./test/support/secrets";
+// With its extension: Vite loads this config natively, without TypeScript's resolution.
+import { TEST_SECRETS } from "./test/support/secrets.ts";
 
 // Local test values only; production settings come from `wrangler secret put`.
 const TEST_BINDINGS = {
