@@ -11,7 +11,7 @@ import { DEFAULT_TENANT } from "../domain/tenants";
 const PREFIX = "eib3";
 const FIELDS: Readonly<Record<string, number>> = { eib1: 3, eib2: 4, eib3: 5 };
 
-interface CallbackClaims {
+export interface CallbackClaims {
   readonly tenant: string;
   readonly sessionId: string;
   readonly lifetime: string;
