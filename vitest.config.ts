@@ -1,14 +1,12 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+// With its extension: Vite loads this config natively, without TypeScript's resolution.
+import { TEST_SECRETS } from "./test/support/secrets.ts";
 
 // Local test values only; production settings come from `wrangler secret put`.
 const TEST_BINDINGS = {
-  AGENT_TOKENS:
-    "test-agent-token,second-agent-token,acme:acme-agent-token,globex:globex-agent-token",
-  OPERATOR_TOKENS: "test-operator-token",
+  ...TEST_SECRETS,
   AUDIT_MAX_EVENTS: "40",
-  CALLBACK_SECRETS: "test-callback-secret-new,test-callback-secret-old",
-  RESUME_SIGNING_SECRET: "whsec_dGVzdC1yZXN1bWUtc2lnbmluZy1zZWNyZXQtMDEyMzQ1Njc4OQ==",
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
   RESUME_WEBHOOK_URL: "",
   RESUME_MAX_ATTEMPTS: "4",
@@ -39,7 +37,7 @@ export default defineConfig({
                 {
                   name: "agent-host",
                   modules: true,
-                  scriptPath: "./test/support/agent-host.mjs",
+                  scriptPath: "./scripts/lib/agent-host.mjs",
                   compatibilityDate: "2026-04-15",
                 },
               ],

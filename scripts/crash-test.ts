@@ -2,17 +2,21 @@
 // human appends) at wrangler dev, SIGKILLs it at random moments, restarts it on the same state, and
 // checks that nothing acknowledged was lost or doubled and every woken session got one resume_id.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { api, freePort, startWranglerDev, type WranglerDev } from "./lib/local-stack";
+import { scriptArgs } from "./lib/args";
+import {
+  api,
+  freePort,
+  startAgentHost,
+  startWranglerDev,
+  type WranglerDev,
+} from "./lib/local-stack";
 
-const quick = process.argv.includes("--quick");
-const arg = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index === -1 ? fallback : Number(process.argv[index + 1]);
-};
+const args = scriptArgs(["sessions", "jobs", "appends", "kills", "seconds", "seed"]);
+const quick = args.quick;
+const arg = args.number;
 const SESSIONS = arg("sessions", quick ? 6 : 30);
 const JOBS = arg("jobs", quick ? 4 : 6);
 const APPENDS = arg("appends", quick ? 4 : 8);
@@ -36,24 +40,15 @@ const rng = (() => {
 
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-crash-"));
-  const webhooks = new Map<string, Set<string>>();
-  let webhookCount = 0;
-  const host = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      const payload = JSON.parse(body) as { session_id: string; resume_id: string };
-      webhookCount += 1;
-      const ids = webhooks.get(payload.session_id) ?? new Set<string>();
-      ids.add(payload.resume_id);
-      webhooks.set(payload.session_id, ids);
-      response.writeHead(200).end();
-    });
-  });
-  const hostPort = await freePort();
-  await new Promise<void>((resolve) => host.listen(hostPort, "127.0.0.1", resolve));
+  const host = await startAgentHost();
+  /** The distinct resume_ids each session's webhooks carried. */
+  const webhooksOf = (sid: string): Set<string> =>
+    new Set(
+      host.received
+        .map((hit) => JSON.parse(hit.body) as { session_id: string; resume_id: string })
+        .filter((payload) => payload.session_id === sid)
+        .map((payload) => payload.resume_id),
+    );
   const port = await freePort();
   const vars = { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" };
   let dev: WranglerDev = await startWranglerDev(stateDir, port, vars);
@@ -68,7 +63,7 @@ async function main(): Promise<void> {
     const sid = `crash-${run}-${s}`;
     await api(base, "POST", "/v1/sessions", {
       id: sid,
-      resume_url: `http://127.0.0.1:${hostPort}/resume`,
+      resume_url: host.url,
     });
     const tokens: string[] = [];
     for (let j = 0; j < JOBS; j += 1) {
@@ -85,7 +80,7 @@ async function main(): Promise<void> {
       await api(base, "DELETE", `/v1/sessions/${sid}`);
       await api(base, "POST", "/v1/sessions", {
         id: sid,
-        resume_url: `http://127.0.0.1:${hostPort}/resume`,
+        resume_url: host.url,
       });
     } else {
       live.push(sid);
@@ -174,8 +169,7 @@ async function main(): Promise<void> {
   let lost = 0;
   let doubled = 0;
   const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && live.some((sid) => (webhooks.get(sid)?.size ?? 0) === 0))
-    await sleep(200);
+  while (Date.now() < deadline && live.some((sid) => webhooksOf(sid).size === 0)) await sleep(200);
   await sleep(1500);
 
   for (const sid of live) {
@@ -198,7 +192,7 @@ async function main(): Promise<void> {
     }
     if (handles.length !== JOBS)
       problems.push(`${sid}: ${handles.length} envelopes for ${JOBS} completions`);
-    const ids = webhooks.get(sid) ?? new Set();
+    const ids = webhooksOf(sid);
     if (ids.size !== 1)
       problems.push(`${sid}: ${ids.size} distinct resume_ids reached the agent host`);
     if (view.resume?.resume_id !== [...ids][0])
@@ -224,13 +218,12 @@ async function main(): Promise<void> {
     const sid = `crash-${run}-${s}`;
     const inbox = (await api(base, "GET", `/v1/sessions/${sid}/inbox`)).body;
     if (inbox.generation !== 0) problems.push(`${sid}: a stale lifetime's completion was admitted`);
-    if ((webhooks.get(sid)?.size ?? 0) !== 0)
-      problems.push(`${sid}: a stale lifetime woke the session`);
+    if (webhooksOf(sid).size !== 0) problems.push(`${sid}: a stale lifetime woke the session`);
   }
   if (staleAccepted > 0) problems.push(`${staleAccepted} stale completions were accepted`);
 
   await dev.stop();
-  host.close();
+  await host.close();
   rmSync(stateDir, { recursive: true, force: true });
 
   console.log(
@@ -244,8 +237,8 @@ async function main(): Promise<void> {
       lost,
       doubled,
       stale_admitted: staleAccepted,
-      webhooks: webhookCount,
-      woken_sessions: live.filter((sid) => (webhooks.get(sid)?.size ?? 0) > 0).length,
+      webhooks: host.received.length,
+      woken_sessions: live.filter((sid) => webhooksOf(sid).size > 0).length,
       // Appends carry no idempotency key: an append whose answer was lost in a kill and was retried
       // is stored twice. Counted, not hidden.
       append_copies_from_retries: retriedAppendCopies,

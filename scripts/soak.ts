@@ -1,17 +1,14 @@
 // `npm run soak [-- --minutes 3 --sessions 20]`: holds a steady mix of every operation against wrangler
 // dev, and reports throughput, error rate, workerd memory over time and what retention leaves stored.
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { api, freePort, startWranglerDev } from "./lib/local-stack";
+import { scriptArgs } from "./lib/args";
+import { api, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
-const arg = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index === -1 ? fallback : Number(process.argv[index + 1]);
-};
+const arg = scriptArgs(["minutes", "sessions", "retention-ms"]).number;
 const MINUTES = arg("minutes", 3);
 const SESSIONS = arg("sessions", 20);
 const RETENTION_MS = arg("retention-ms", 5000);
@@ -33,12 +30,7 @@ function sqliteBytes(dir: string): number {
 
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-soak-"));
-  const host = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => response.writeHead(200).end());
-  });
-  const hostPort = await freePort();
-  await new Promise<void>((resolve) => host.listen(hostPort, "127.0.0.1", resolve));
+  const host = await startAgentHost();
   const dev = await startWranglerDev(stateDir, await freePort(), {
     RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
     JOB_RETENTION_MS: String(RETENTION_MS),
@@ -64,7 +56,7 @@ async function main(): Promise<void> {
     const sid = `soak-${run}-${index}`;
     await ok("POST", "/v1/sessions", {
       id: sid,
-      resume_url: `http://127.0.0.1:${hostPort}/resume`,
+      resume_url: host.url,
     });
     for (let cycle = 0; Date.now() < until; cycle += 1) {
       const handle = `h${cycle}`;
@@ -180,7 +172,7 @@ async function main(): Promise<void> {
   );
   if (errors.length > 0) console.error(errors.join("\n"));
   await dev.stop();
-  host.close();
+  await host.close();
   rmSync(stateDir, { recursive: true, force: true });
   if (counts.errors > 0) process.exitCode = 1;
 }

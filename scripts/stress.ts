@@ -7,16 +7,15 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stripVTControlCharacters } from "node:util";
+import { scriptArgs } from "./lib/args";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
 import { AGENT_TOKEN, freePort, startWranglerDev } from "./lib/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const argv = process.argv.slice(2);
-const quick = argv.includes("--quick");
-const arg = (name: string, fallback: number) => {
-  const index = argv.indexOf(`--${name}`);
-  return index === -1 ? fallback : Number(argv[index + 1]);
-};
+const args = scriptArgs(["completions", "messages", "concurrency"], argv);
+const quick = args.quick;
+const arg = args.number;
 const COMPLETIONS = arg("completions", quick ? 200 : 2000);
 const MESSAGES = arg("messages", quick ? 2000 : 20_000);
 // Sequential by default: one session's completions are serialized by its object anyway, and one in

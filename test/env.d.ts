@@ -1,13 +1,10 @@
-import type { Env as WorkerEnv } from "../src/env";
-
+// The test Worker's bindings beyond the generated ones: the recording agent host (vitest.config.ts).
 declare global {
   namespace Cloudflare {
-    interface Env extends WorkerEnv {
+    interface Env {
       readonly AGENT_HOST: Fetcher;
-    }
-    interface GlobalProps {
-      mainModule: typeof import("../src/index");
-      durableNamespaces: "SessionObject";
     }
   }
 }
+
+export {};

@@ -17,9 +17,9 @@ export type SendOutcome =
  * - `doubtful`: any other refusal (401, 404, 422…): a misconfiguration an operator can fix, so
  *   retried until the give-up window ends, then the result is parked in the dead-letter file.
  */
-export type Verdict = "delivered" | "final" | "shrink" | "transient" | "doubtful";
+type Verdict = "delivered" | "final" | "shrink" | "transient" | "doubtful";
 
-export function verdictOf(status: number): Verdict {
+function verdictOf(status: number): Verdict {
   if (status >= 200 && status < 300) return "delivered";
   if (status === 409 || status === 410) return "final";
   if (status === 413) return "shrink";
@@ -31,7 +31,7 @@ export function verdictOf(status: number): Verdict {
 const SMALLEST_OUTPUT = 1024;
 
 /** Halves the output (head + tail on UTF-8 boundaries); null once there is nothing left to cut. */
-export function shrunk(body: CompletionBody): CompletionBody | null {
+function shrunk(body: CompletionBody): CompletionBody | null {
   const bytes = Buffer.from(body.output);
   if (bytes.byteLength === 0) return null;
   const budget = Math.floor(bytes.byteLength / 2);
@@ -44,7 +44,7 @@ export function shrunk(body: CompletionBody): CompletionBody | null {
   return { ...body, output, output_truncated: true };
 }
 
-export interface SenderOptions {
+interface SenderOptions {
   readonly log: (line: string) => void;
   readonly baseDelayMs?: number;
   readonly maxDelayMs?: number;
@@ -52,7 +52,7 @@ export interface SenderOptions {
   readonly random?: () => number;
 }
 
-export interface SendTarget {
+interface SendTarget {
   readonly sessionId: string;
   readonly url: string;
   readonly token: string;

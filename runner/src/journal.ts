@@ -16,7 +16,7 @@ import { join } from "node:path";
 import type { CompletionBody } from "./completion";
 
 /** Persisted shape (one JSON object per line); evolve by adding types or optional fields. */
-export type JournalRecord =
+type JournalRecord =
   | { type: "ids"; through: number; at: number }
   | { type: "armed"; session_id: string; url: string; token: string; command: string; at: number }
   | { type: "result"; session_id: string; body: CompletionBody; at: number }

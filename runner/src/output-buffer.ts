@@ -32,7 +32,7 @@ function boundaryAfter(bytes: Uint8Array, start: number): number {
   return cut;
 }
 
-export interface RenderedOutput {
+interface RenderedOutput {
   readonly text: string;
   readonly truncated: boolean;
   readonly totalBytes: number;

@@ -65,7 +65,7 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
  * The group is signalled at once by the kernel (what it forks meanwhile included); the rest one by
  * one, as found in /proc. Without /proc, the group only.
  */
-export function signalSession(sid: number | undefined, signal: NodeJS.Signals): boolean {
+function signalSession(sid: number | undefined, signal: NodeJS.Signals): boolean {
   if (sid === undefined) return false;
   const members = sessionMembers(sid);
   if (members !== null && members.length === 0) return false;

@@ -7,9 +7,9 @@ import { OutputBuffer } from "./output-buffer";
 import { endSession, spawnInGroup } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;
-export const DEFAULT_YIELD_MS = 10_000;
-export const MIN_YIELD_MS = 250;
-export const MAX_YIELD_MS = 30_000;
+const DEFAULT_YIELD_MS = 10_000;
+const MIN_YIELD_MS = 250;
+const MAX_YIELD_MS = 30_000;
 /** The final result keeps head + tail within exec-inbox's 256 KiB output limit. */
 const FULL_HEAD_BYTES = 96 * 1024;
 const FULL_TAIL_BYTES = 96 * 1024;
@@ -27,7 +27,7 @@ export type Exit =
   | { readonly kind: "signaled"; readonly signal: string }
   | { readonly kind: "spawn_failed"; readonly message: string };
 
-export interface ToolAnswer {
+interface ToolAnswer {
   readonly session_id?: string;
   readonly exit_code?: number | null;
   readonly output: string;
@@ -56,7 +56,7 @@ export class TooManyProcesses extends Error {}
 export class UnknownProcess extends Error {}
 export class ShuttingDown extends Error {}
 
-export interface ProcessTableOptions {
+interface ProcessTableOptions {
   /** Hands out process ids; the runner's journals them so none is ever reused. */
   readonly nextId?: () => string;
   /** The commands' whole environment (default: the allow-list of child-env.ts). */

@@ -6,7 +6,7 @@ import { type CompletionBody, completionFor, lostCompletion } from "./completion
 import { Journal, type PendingCallback } from "./journal";
 import { type ManagedProcess, ProcessTable } from "./process-table";
 
-export interface RunnerOptions {
+interface RunnerOptions {
   readonly stateDir: string;
   readonly log?: (line: string) => void;
   readonly baseDelayMs?: number;

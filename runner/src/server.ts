@@ -9,7 +9,7 @@ import type { Runner } from "./runner";
 
 const tokens = z.int().min(1).max(1_000_000);
 
-export const execCommandBody = z.strictObject({
+const execCommandBody = z.strictObject({
   cmd: z
     .string()
     .min(1)
@@ -19,7 +19,7 @@ export const execCommandBody = z.strictObject({
   max_output_tokens: tokens.optional(),
 });
 
-export const writeStdinBody = z.strictObject({
+const writeStdinBody = z.strictObject({
   session_id: z.string().min(1).max(128),
   chars: z
     .string()
@@ -29,12 +29,12 @@ export const writeStdinBody = z.strictObject({
   max_output_tokens: tokens.optional(),
 });
 
-export const armCallbackBody = z.strictObject({
+const armCallbackBody = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   token: z.string().min(1).max(4096),
 });
 
-export const killBody = z.strictObject({ max_output_tokens: tokens.optional() });
+const killBody = z.strictObject({ max_output_tokens: tokens.optional() });
 
 /** The runner's own codes, outside exec-inbox's closed set. */
 function runnerProblem(status: number, code: string, title: string, detail: string): Response {

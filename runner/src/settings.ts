@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 export const DEV_RUNNER_TOKEN = "dev-runner-token";
 
-export interface RunnerSettings {
+interface RunnerSettings {
   readonly port: number;
   readonly host: string;
   readonly tokens: readonly string[];
@@ -19,19 +19,19 @@ export interface RunnerSettings {
   readonly callbackGiveUpMs: number;
 }
 
-export type SettingsResult =
+type SettingsResult =
   | { readonly ok: true; readonly settings: RunnerSettings }
   | { readonly ok: false; readonly error: string };
 
 const HOUR = 3_600_000;
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
   return bare === "localhost" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
 /** `$XDG_STATE_HOME/exec-inbox-runner`, else `~/.local/state/exec-inbox-runner`: never the workdir. */
-export function defaultStateDir(env: NodeJS.ProcessEnv, home: string): string {
+function defaultStateDir(env: NodeJS.ProcessEnv, home: string): string {
   const base = env.XDG_STATE_HOME?.startsWith("/")
     ? env.XDG_STATE_HOME
     : join(home, ".local/state");

@@ -2,20 +2,24 @@
 // shared by the e2e tests, the demo and the benchmarks.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-
-export const AGENT_TOKEN = "dev-agent-token";
+import { getRequestListener } from "@hono/node-server";
+import { createAgentHost, type Delivery } from "./agent-host.mjs";
+import { sendJson } from "./http-json";
 
 /** The committed local secrets, as `npm start` loads them. */
 export function devVar(name: string): string {
-  const line = readFileSync(".dev.vars.example", "utf8")
+  const line = readFileSync(new URL("../../.dev.vars.example", import.meta.url), "utf8")
     .split("\n")
     .find((entry) => entry.startsWith(`${name}=`));
   if (line === undefined) throw new Error(`${name} missing from .dev.vars.example`);
   return line.slice(name.length + 1).trim();
 }
+
+/** The agent token of a local `wrangler dev` (the first of AGENT_TOKENS in .dev.vars.example). */
+export const AGENT_TOKEN = devVar("AGENT_TOKENS").split(",")[0] ?? "";
 
 export async function freePort(): Promise<number> {
   const server = createNetServer();
@@ -149,10 +153,8 @@ export async function startWranglerDev(
   };
 }
 
-export interface Received {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
+/** A webhook the agent host received. */
+export type Received = Delivery;
 
 /** Starts `server` on a free loopback port and returns the port. */
 export async function listenLocally(server: Server): Promise<number> {
@@ -181,50 +183,63 @@ export async function viewWhen(
 }
 
 /**
- * A real HTTP server playing the agent host: records every resume webhook and answers the status
- * `statusFor` gives the n-th one (1-based; 200 by default).
+ * The agent host fake (agent-host.mjs) served over real HTTP on a loopback port. `url` is its
+ * `resume` hook, whose n-th webhook (1-based) gets the status `statusFor` gives (200 by default);
+ * `urlFor(key)` is any other hook, answered as `answer` set it.
  */
-export async function startAgentHost(statusFor: (n: number) => number = () => 200): Promise<{
-  url: string;
-  received: Received[];
-  close(): Promise<void>;
-}> {
-  const received: Received[] = [];
-  const server: Server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      received.push({ headers: request.headers, body });
-      response.writeHead(statusFor(received.length)).end("ok");
-    });
+export async function startAgentHost(statusFor: (n: number) => number = () => 200) {
+  const answers = new Map<string, number>();
+  const host = createAgentHost({
+    statusFor: (key, n) => answers.get(key) ?? (key === "resume" ? statusFor(n) : 200),
   });
+  const server = createServer(getRequestListener(host.fetch));
+  const base = `http://127.0.0.1:${await listenLocally(server)}`;
   return {
-    url: `http://127.0.0.1:${await listenLocally(server)}/resume`,
-    received,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    url: `${base}/hooks/resume`,
+    received: host.deliveries("resume"),
+    urlFor: (key: string) => `${base}/hooks/${key}`,
+    deliveries: host.deliveries,
+    /** Every later webhook to `key` gets `status`. */
+    answer: (key: string, status: number) => {
+      answers.set(key, status);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-export async function api(
+/** A request to a running exec-inbox at `base`; the token defaults to the local agent's. */
+export const api = (
   base: string,
   method: string,
   path: string,
   body?: unknown,
-  token = AGENT_TOKEN,
-) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
+  token: string | null = AGENT_TOKEN,
+) => sendJson((request) => fetch(request), `${base}${path}`, method, { body, token });
+
+/** A session whose agent suspended on one background job: the shape operators meet most. */
+export async function suspendedSession(
+  base: string,
+  sid: string,
+  resumeUrl: string,
+  handle = "build",
+): Promise<{ url: string; token: string }> {
+  const created = await api(base, "POST", "/v1/sessions", { id: sid, resume_url: resumeUrl });
+  if (created.status !== 201) throw new Error(`create ${sid}: ${JSON.stringify(created.body)}`);
+  const job = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+    handle,
+    command: `npm run ${handle}`,
   });
-  const text = await response.text();
-  // biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
-  return { status: response.status, body: (text === "" ? null : JSON.parse(text)) as any };
+  const run = await api(base, "POST", `/v1/sessions/${sid}/runs`, {});
+  const suspended = await api(base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
+    waiting_for: [handle],
+  });
+  if (suspended.status !== 200)
+    throw new Error(`suspend ${sid}: ${JSON.stringify(suspended.body)}`);
+  return job.body.callback;
 }
 
 export async function waitFor<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {

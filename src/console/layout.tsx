@@ -3,7 +3,7 @@
 import type { Child, FC } from "hono/jsx";
 import { deadline, RELATIVE_TIME_SOURCE, relativeIso, statusTone } from "./format";
 
-export const REFRESH_MS = 3000;
+const REFRESH_MS = 3000;
 
 const STYLE = `
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1c2430;--muted:#5f6b7a;--line:#dde2e8;--accent:#2457c5;

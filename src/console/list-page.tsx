@@ -4,7 +4,7 @@ import type { FC } from "hono/jsx";
 import { Badge, Notice, When } from "./layout";
 import { ATTENTION_STATUSES, type IndexEntry, type IndexPage } from "./shapes";
 
-export interface ListFilters {
+interface ListFilters {
   readonly status: string | null;
   readonly tenant: string | null;
   readonly cursor: string | null;

@@ -44,7 +44,7 @@ export async function operatorCall<T>(
 }
 
 /** "Invalid transition: no failed resume to redeliver (409 invalid_transition)". */
-export function problemMessage(status: number, body: string): string {
+function problemMessage(status: number, body: string): string {
   try {
     const problem = JSON.parse(body) as { title?: unknown; detail?: unknown; code?: unknown };
     const title = typeof problem.title === "string" ? problem.title : `HTTP ${status}`;

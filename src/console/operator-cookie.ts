@@ -13,7 +13,7 @@ export type ConsoleEnv = {
 };
 export type ConsoleContext = Context<ConsoleEnv>;
 
-export const CONSOLE_COOKIE = "exec_inbox_operator";
+const CONSOLE_COOKIE = "exec_inbox_operator";
 const PATH = "/console";
 
 /** The signed-in operator's token, or null when the cookie is missing or no longer listed. */

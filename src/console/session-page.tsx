@@ -256,7 +256,7 @@ const failedAttempt = (event: AuditEvent): boolean =>
   (event.type === "completion" && event.outcome !== "accepted" && event.outcome !== "duplicate");
 
 /** "handle=h outcome=accepted disposition=resume_scheduled": the event's own fields, in order. */
-export function eventDetails(event: AuditEvent): string {
+function eventDetails(event: AuditEvent): string {
   return Object.entries(event)
     .filter(([key, value]) => !SHOWN_AS_COLUMNS.has(key) && value !== null && value !== undefined)
     .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)

@@ -4,12 +4,12 @@ import type { ApiAnswer } from "./operator-api";
 import type { Timeline } from "./session-page";
 import type { AuditEvent, EventsPage, JobsPage, SessionView } from "./shapes";
 
-export type OperatorGet = <T>(method: "GET", path: string) => Promise<ApiAnswer<T>>;
+type OperatorGet = <T>(method: "GET", path: string) => Promise<ApiAnswer<T>>;
 
 /** The trail is bounded (AUDIT_MAX_EVENTS), so a few pages reach its end. */
 const EVENTS_PAGE = 500;
 const MAX_EVENT_PAGES = 20;
-export const EVENTS_SHOWN = 100;
+const EVENTS_SHOWN = 100;
 
 export async function readTimeline(
   get: OperatorGet,

@@ -40,13 +40,11 @@ export type AuditEvent =
       readonly resume_id?: string;
     };
 
-export type AuditType = AuditEvent["type"];
-
 /** An event as stored and paged: its place in the trail and its time. */
 export type StoredEvent = { readonly seq: number; readonly at: string } & AuditEvent;
 
 /** Envelope ids a claim or ack event keeps: enough to follow one item, small at any claim size. */
-export const AUDIT_IDS_KEPT = 16;
+const AUDIT_IDS_KEPT = 16;
 
 export const idsEvent = (type: "claim" | "ack", ids: readonly string[]): AuditEvent => ({
   type,

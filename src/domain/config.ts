@@ -31,7 +31,7 @@ export interface Config {
   readonly auditRetentionMs: number;
 }
 
-export const DEFAULTS = {
+const DEFAULTS = {
   waitCeilingMs: 6 * 60 * 60 * 1000,
   jobRetentionMs: 24 * 60 * 60 * 1000,
   resumeMaxAttempts: 12,
@@ -41,22 +41,41 @@ export const DEFAULTS = {
   auditRetentionMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
 
-type Vars = Readonly<Record<string, unknown>>;
+/** The settings of contract section 7, by binding name. */
+type SettingName =
+  | "AGENT_TOKENS"
+  | "OPERATOR_TOKENS"
+  | "CALLBACK_SECRETS"
+  | "RESUME_SIGNING_SECRET"
+  | "RESUME_WEBHOOK_URL"
+  | "RESUME_URL_ALLOWLIST"
+  | "PUBLIC_BASE_URL"
+  | "WAIT_CEILING_MS"
+  | "JOB_RETENTION_MS"
+  | "RESUME_MAX_ATTEMPTS"
+  | "RESUME_CLAIM_TIMEOUT_MS"
+  | "MAX_OUTPUT_BYTES"
+  | "AUDIT_MAX_EVENTS"
+  | "AUDIT_RETENTION_MS"
+  | "TENANT_SETTINGS";
+
+/** The Worker's `Env` fits as it is: any binding may be missing, and a value is read as unknown. */
+type Vars = { readonly [Name in SettingName]?: unknown };
 
 // An empty value means unset (contract section 7), so `--var KEY:` clears a default.
-function text(vars: Vars, key: string): string | null {
+function text(vars: Vars, key: SettingName): string | null {
   const value = vars[key];
   return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
 }
 
-function list(vars: Vars, key: string): string[] {
+function list(vars: Vars, key: SettingName): string[] {
   return (text(vars, key) ?? "")
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item !== "");
 }
 
-function positiveInt(vars: Vars, key: string, fallback: number): number {
+function positiveInt(vars: Vars, key: SettingName, fallback: number): number {
   const raw = text(vars, key);
   if (raw === null) return fallback;
   const value = Number(raw);

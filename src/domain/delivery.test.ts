@@ -157,7 +157,7 @@ describe("resume delivery", () => {
     expect(fired.effects).toEqual([]);
     expect(fired.state.resume?.state).toBe("no_target");
     expect(sessionStatus(fired.state)).toBe("resuming");
-    expect(fired.state.resume?.nextAttemptAt).toBeNull();
+    expect(fired.state.resume).not.toHaveProperty("nextAttemptAt");
   });
 
   it("the resume URL is resolved at each attempt, so a configured webhook applies to a pending resume", () => {
@@ -180,11 +180,8 @@ describe("resume delivery", () => {
     const later = dueAt(retrying, T0 + 10) ?? T0;
     const stopped = fire(retrying, later, { resumeUrlAllowlist: ["http://127.0.0.1:*"] });
     expect(stopped.effects).toEqual([]);
-    expect(stopped.state.resume).toMatchObject({
-      state: "failed",
-      attempts: 1,
-      nextAttemptAt: null,
-    });
+    expect(stopped.state.resume).toMatchObject({ state: "failed", attempts: 1, endedAt: later });
+    expect(stopped.state.resume).not.toHaveProperty("nextAttemptAt");
     expect(stopped.state.resume?.lastError).toContain("http://hooks.test");
     expect(stopped.state.resume?.lastError).toContain("RESUME_URL_ALLOWLIST");
     expect(sessionStatus(stopped.state)).toBe("idle");

@@ -6,6 +6,7 @@ import { decided } from "./decision";
 import { copyOf } from "./records";
 import { checkResumeUrl } from "./resume-url";
 import type { Resume, Session } from "./state";
+import { jobCompletedAt, resumeDeliveredAt, resumeFields } from "./state";
 import { expireWait } from "./wake";
 
 const BACKOFF_MIN_MS = 1000;
@@ -25,13 +26,24 @@ export function backoffMs(attempt: number, random: number): number {
   return Math.round(Math.min(BACKOFF_MAX_MS, Math.max(BACKOFF_MIN_MS, jittered)));
 }
 
-const isDeliverable = (resume: Resume | null): resume is Resume =>
+type Deliverable = Extract<Resume, { state: "scheduled" | "delivered" }>;
+
+const isDeliverable = (resume: Resume | null): resume is Deliverable =>
   resume !== null && (resume.state === "scheduled" || resume.state === "delivered");
+
+/** A resume the alarm stops delivering: out of attempts, or its origin was withdrawn. */
+const failedResume = (resume: Resume, now: number, lastError: string | null): Resume => ({
+  ...resumeFields(resume),
+  lastError,
+  state: "failed",
+  deliveredAt: resumeDeliveredAt(resume),
+  endedAt: now,
+});
 
 /** The earliest completion, ack or purge time among the given rows: when retention next bites. */
 export function oldestRetained(session: Session): number | null {
   const times = [
-    ...Object.values(session.jobs).flatMap((job) => job.completedAt ?? []),
+    ...Object.values(session.jobs).flatMap((job) => jobCompletedAt(job) ?? []),
     ...Object.values(session.inbox).flatMap((item) => item.ackedAt ?? []),
     ...Object.values(session.purged),
   ];
@@ -44,9 +56,10 @@ export function oldestRetained(session: Session): number | null {
  * loaded rows are purged here; the shell applies the same horizon in SQL to the rest.
  */
 function purgeExpired(session: Session, horizon: number, now: number): Session {
-  const expired = Object.values(session.jobs).filter(
-    (job) => job.completedAt !== null && job.completedAt <= horizon,
-  );
+  const expired = Object.values(session.jobs).filter((job) => {
+    const completedAt = jobCompletedAt(job);
+    return completedAt !== null && completedAt <= horizon;
+  });
   const staleAcks = Object.values(session.inbox).filter(
     (item) => item.ackedAt !== null && item.ackedAt <= horizon,
   );
@@ -70,30 +83,32 @@ function attemptResume(
   ctx: Ctx,
 ): { session: Session; effects: Effect[] } {
   const resume = session.resume;
-  if (!isDeliverable(resume) || resume.nextAttemptAt === null || resume.nextAttemptAt > ctx.now) {
+  if (!isDeliverable(resume) || resume.nextAttemptAt > ctx.now) {
     return { session, effects: [] };
   }
   if (resume.attempts >= ctx.config.resumeMaxAttempts) {
-    const failed: Resume = { ...resume, state: "failed", nextAttemptAt: null, endedAt: ctx.now };
+    const failed = failedResume(resume, ctx.now, resume.lastError);
     return { session: { ...session, resume: failed }, effects: [] };
   }
   // Resolved at each attempt, so a changed RESUME_WEBHOOK_URL applies to pending resumes.
   const url = session.resumeUrl ?? ctx.config.resumeWebhookUrl;
   if (url === null) {
-    const waiting: Resume = { ...resume, state: "no_target", nextAttemptAt: null };
+    const waiting: Resume = {
+      ...resumeFields(resume),
+      state: "no_target",
+      deliveredAt: resumeDeliveredAt(resume),
+    };
     return { session: { ...session, resume: waiting }, effects: [] };
   }
   // The host chose resume_url once; the operator may have withdrawn its origin since.
   const allowed =
     session.resumeUrl === null || checkResumeUrl(url, ctx.config.resumeUrlAllowlist).ok;
   if (!allowed) {
-    const stopped: Resume = {
-      ...resume,
-      state: "failed",
-      nextAttemptAt: null,
-      endedAt: ctx.now,
-      lastError: `delivery stopped: the origin of resume_url ${new URL(url).origin} is no longer in RESUME_URL_ALLOWLIST`,
-    };
+    const stopped = failedResume(
+      resume,
+      ctx.now,
+      `delivery stopped: the origin of resume_url ${new URL(url).origin} is no longer in RESUME_URL_ALLOWLIST`,
+    );
     return { session: { ...session, resume: stopped }, effects: [] };
   }
   const attempt = resume.attempts + 1;
@@ -153,7 +168,7 @@ export function recordDelivery(
   if (!isDeliverable(resume) || resume.resumeId !== cmd.resumeId) return decided(session, null);
   if (cmd.delivered) {
     const delivered: Resume = {
-      ...resume,
+      ...resumeFields(resume),
       state: "delivered",
       deliveredAt: ctx.now,
       lastError: null,
@@ -163,7 +178,7 @@ export function recordDelivery(
   }
   const failedForGood = resume.attempts >= ctx.config.resumeMaxAttempts;
   const next: Resume = failedForGood
-    ? { ...resume, state: "failed", nextAttemptAt: null, endedAt: ctx.now, lastError: cmd.error }
+    ? failedResume(resume, ctx.now, cmd.error)
     : {
         ...resume,
         lastError: cmd.error,
@@ -180,9 +195,7 @@ export function nextDueAt(
 ): number | null {
   const times: number[] = [];
   if (session.wait !== null) times.push(session.wait.ceilingAt);
-  if (isDeliverable(session.resume) && session.resume.nextAttemptAt !== null) {
-    times.push(session.resume.nextAttemptAt);
-  }
+  if (isDeliverable(session.resume)) times.push(session.resume.nextAttemptAt);
   if (retainedSince !== null) times.push(retainedSince + ctx.config.jobRetentionMs);
   return times.length === 0 ? null : Math.min(...times);
 }

@@ -12,7 +12,7 @@ import { iso, utf8Bytes } from "./text";
 export const MAX_BACKLOG = 1024;
 
 /** A claimed item whose lease ran out is claimable again, so it counts as pending. */
-export const isClaimable = (item: InboxItem, now: number): boolean =>
+const isClaimable = (item: InboxItem, now: number): boolean =>
   item.state === "pending" ||
   (item.state === "claimed" && item.leaseExpiresAt !== null && item.leaseExpiresAt <= now);
 

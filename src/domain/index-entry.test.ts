@@ -4,7 +4,7 @@ import { recordDelivery } from "./delivery";
 import { attentionAt, indexEntryOf, sameEntry } from "./index-entry";
 import { completeJob } from "./jobs";
 import { registerRun } from "./session";
-import type { Resume, Session } from "./state";
+import { type Resume, resumeFields, type Session } from "./state";
 
 const complete = (state: Session, handle: string, now = T0 + 1_000) =>
   ok(
@@ -22,10 +22,10 @@ const complete = (state: Session, handle: string, now = T0 + 1_000) =>
     ),
   ).state;
 
-const withResume = (state: Session, resume: Partial<Resume>): Session => {
+const withResume = (state: Session, change: (resume: Resume) => Resume): Session => {
   const base = state.resume;
   if (base === null) throw new Error("expected a resume");
-  return { ...state, resume: { ...base, ...resume } };
+  return { ...state, resume: change(base) };
 };
 
 describe("index entries", () => {
@@ -68,7 +68,7 @@ describe("index entries", () => {
 
     const delivered = ok(
       recordDelivery(
-        withResume(resuming, { attempts: 1 }),
+        withResume(resuming, (resume) => ({ ...resume, attempts: 1 })),
         { resumeId: "rs-1", delivered: true, error: null, random: 0 },
         at(T0 + 2_000),
       ),
@@ -84,19 +84,24 @@ describe("index entries", () => {
 
   it("a resume with no target is listed as no_target, and a failed one as failed since it ended", () => {
     const resuming = complete(suspendedOn(["a"]), "a");
-    const waiting = withResume(resuming, { state: "no_target", nextAttemptAt: null });
+    const waiting = withResume(resuming, (resume) => ({
+      ...resumeFields(resume),
+      state: "no_target",
+      deliveredAt: null,
+    }));
     expect(indexEntryOf(waiting, 1, CONFIG)).toMatchObject({
       attention: "no_target",
       since: T0 + 1_000,
       overdueAt: null,
     });
-    const failed = withResume(resuming, {
+    const failed = withResume(resuming, (resume) => ({
+      ...resumeFields(resume),
       state: "failed",
       attempts: 3,
       lastError: "HTTP 503",
-      nextAttemptAt: null,
+      deliveredAt: null,
       endedAt: T0 + 9_000,
-    });
+    }));
     expect(indexEntryOf(failed, 1, CONFIG)).toMatchObject({
       attention: "failed",
       since: T0 + 9_000,

@@ -2,7 +2,7 @@
 // a pure function of its core. Storing entries (D1) and sending them after commits is left to the shell.
 import type { Config } from "./config";
 import type { ResumeState, Session, SessionStatus } from "./state";
-import { sessionStatus } from "./state";
+import { resumeNextAttemptAt, sessionStatus } from "./state";
 
 /** What an operator filters on; `overdue` is the only one that time alone can bring about. */
 export const ATTENTION_STATUSES = [
@@ -75,12 +75,10 @@ export function indexEntryOf(
     attention = resume.state === "no_target" ? "no_target" : "resuming";
     since = resume.createdAt;
     overdueAt =
-      resume.state === "delivered" && resume.deliveredAt !== null
-        ? resume.deliveredAt + config.resumeClaimTimeoutMs
-        : null;
+      resume.state === "delivered" ? resume.deliveredAt + config.resumeClaimTimeoutMs : null;
   } else if (status === "idle" && resume?.state === "failed") {
     attention = "failed";
-    since = resume.endedAt ?? resume.createdAt;
+    since = resume.endedAt;
   }
   if (attention === null) return quiet;
   return {
@@ -100,7 +98,7 @@ export function indexEntryOf(
               state: resume.state,
               attempts: resume.attempts,
               last_error: resume.lastError,
-              next_attempt_at: resume.nextAttemptAt,
+              next_attempt_at: resumeNextAttemptAt(resume),
             },
       inbox_pending: pendingInbox,
     },

@@ -49,8 +49,6 @@ export function reserveJob(
     reservedAt: now,
     callbackToken: cmd.callbackToken,
     result: null,
-    completedAt: null,
-    generation: null,
   };
   return decided(
     { ...session, jobSeq: job.seq, jobs: { ...session.jobs, [job.handle]: job } },

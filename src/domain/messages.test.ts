@@ -17,8 +17,6 @@ const job: Job = {
   reservedAt: T0,
   callbackToken: "t",
   result: null,
-  completedAt: null,
-  generation: null,
 };
 
 const UNKNOWN_TEXTS = [

@@ -42,7 +42,7 @@ export function expireWaitNow(
   return { ok: true, state: expired, value: { status: sessionStatus(expired) }, effects: [] };
 }
 
-export const OPERATOR_LOST: JobResult = {
+const OPERATOR_LOST: JobResult = {
   status: "lost",
   exitCode: null,
   output: "",

@@ -43,7 +43,7 @@ export function isAllowlistEntry(entry: string): boolean {
   );
 }
 
-export type ResumeUrlCheck = { ok: true; url: string } | { ok: false; reason: string };
+type ResumeUrlCheck = { ok: true; url: string } | { ok: false; reason: string };
 
 export function checkResumeUrl(raw: string, allowlist: readonly string[]): ResumeUrlCheck {
   let url: URL;

@@ -38,7 +38,7 @@ export const suspendBody = z.strictObject({
   ceiling_ms: z.int().min(1000).max(604_800_000).optional(),
 });
 
-export const MAX_COMMAND_BYTES = 8 * 1024;
+const MAX_COMMAND_BYTES = 8 * 1024;
 
 export const reserveJobBody = z.strictObject({
   handle: idSchema,
@@ -51,11 +51,11 @@ export const reserveJobBody = z.strictObject({
 });
 
 export const JOB_STATUSES = ["running", "completed", "failed", "killed", "lost"] as const;
-export const TERMINAL_STATUSES = ["completed", "failed", "killed", "lost"] as const;
+const TERMINAL_STATUSES = ["completed", "failed", "killed", "lost"] as const;
 export const ENDED_BY = ["process", "runner_timeout", "runner_shutdown", "kill_request"] as const;
 
 /** Room for the runner's own text in a truncated output (a cut marker such as "…[N bytes omitted]…"). */
-export const CUT_MARKER_ALLOWANCE_BYTES = 256;
+const CUT_MARKER_ALLOWANCE_BYTES = 256;
 const REPLACEMENT_CHARACTER = /\uFFFD/g;
 
 /**
@@ -130,17 +130,7 @@ export const notificationsQuery = z.strictObject({
   wait_ms: z.coerce.number().int().min(0).max(30_000).default(0),
 });
 
-export type CreateSessionBody = z.infer<typeof createSessionBody>;
-export type AppendMessageBody = z.infer<typeof appendMessageBody>;
-export type RegisterRunBody = z.infer<typeof registerRunBody>;
-export type SuspendBody = z.infer<typeof suspendBody>;
-export type ReserveJobBody = z.infer<typeof reserveJobBody>;
 export type CompletionBody = z.infer<typeof completionBody>;
-export type ClaimBody = z.infer<typeof claimBody>;
-export type AckBody = z.infer<typeof ackBody>;
-export type NotificationsQuery = z.infer<typeof notificationsQuery>;
-export type MessagesQuery = z.infer<typeof messagesQuery>;
-export type JobsQuery = z.infer<typeof jobsQuery>;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export type EndedBy = (typeof ENDED_BY)[number];
@@ -157,5 +147,3 @@ export const opsSessionsQuery = z.strictObject({
   limit: pageLimit,
   cursor: z.preprocess(unsetIfEmpty, z.string().max(2048).optional()),
 });
-
-export type OpsSessionsQuery = z.infer<typeof opsSessionsQuery>;

@@ -5,8 +5,14 @@ import type { Ctx, Decision } from "./decision";
 import { decided } from "./decision";
 import { fail } from "./errors";
 import { own } from "./records";
-import type { Message, Role, Session, Wake } from "./state";
-import { isResumePending, jobStatus } from "./state";
+import type { Message, Resume, Role, Session, Wake } from "./state";
+import {
+  isResumePending,
+  jobStatus,
+  resumeDeliveredAt,
+  resumeEndedAt,
+  resumeFields,
+} from "./state";
 import { reasonForResult, scheduleResume } from "./wake";
 
 export function createSession(
@@ -77,12 +83,12 @@ export function registerRun(
   const taken = session.resume?.state === "failed" || isResumePending(session.resume);
   const resume =
     session.resume !== null && taken
-      ? {
-          ...session.resume,
-          state: "completed" as const,
-          nextAttemptAt: null,
-          endedAt: session.resume.endedAt ?? now,
-        }
+      ? ({
+          ...resumeFields(session.resume),
+          state: "completed",
+          deliveredAt: resumeDeliveredAt(session.resume),
+          endedAt: resumeEndedAt(session.resume) ?? now,
+        } satisfies Resume)
       : session.resume;
   const run = { runId: cmd.runId, resumeId: cmd.resumeId, registeredAt: now };
   return decided({ ...session, run, resume }, { run_id: cmd.runId, notify_seq: session.notifySeq });
@@ -129,8 +135,8 @@ export function suspendRun(
   }
   // The results came first: wake at once, for the reason of the last of them.
   const last = jobs
-    .filter((job) => job.completedAt !== null)
-    .sort((a, b) => (a.completedAt ?? 0) - (b.completedAt ?? 0))
+    .filter((job) => job.result !== null)
+    .sort((a, b) => a.completedAt - b.completedAt)
     .at(-1);
   const reason = last === undefined ? "background_exec_completed" : reasonForResult(last);
   const woken = scheduleResume(ended, reason, cmd.resumeId, ctx.now).session;

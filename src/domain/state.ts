@@ -1,5 +1,6 @@
 // The shape of one session lifetime as the rules see it: a small core plus the rows a rule touches.
 // Which rows are loaded for a rule, and persisting them, is left to the session-object store.
+import { assertNever } from "./assert-never";
 import type { EndedBy, JobStatus, TerminalStatus } from "./schemas";
 
 export type Role = "user" | "assistant" | "system" | "tool";
@@ -35,29 +36,97 @@ export const RESUME_REASONS = [
 ] as const;
 export type ResumeReason = (typeof RESUME_REASONS)[number];
 
-export const RESUME_STATES = [
-  "scheduled",
-  "delivered",
-  "no_target",
-  "completed",
-  "failed",
-] as const;
-export type ResumeState = (typeof RESUME_STATES)[number];
-
-export interface Resume {
+interface ResumeFields {
   readonly resumeId: string;
   readonly reason: ResumeReason;
-  readonly state: ResumeState;
   /** Deliveries started so far, the first included (a crash mid-delivery still counts). */
   readonly attempts: number;
   readonly createdAt: number;
-  /** When the alarm next (re)delivers; null once no delivery is due. */
-  readonly nextAttemptAt: number | null;
   readonly lastAttemptAt: number | null;
-  readonly deliveredAt: number | null;
   readonly lastError: string | null;
-  readonly endedAt: number | null;
 }
+
+/**
+ * One wake, by state: only a resume the alarm still delivers has a `nextAttemptAt`, only an ended
+ * one an `endedAt`; a delivered one knows when. The session table's CHECK mirrors this union.
+ */
+export type Resume =
+  /** Waiting for its first delivery, due at `nextAttemptAt`. */
+  | (ResumeFields & { readonly state: "scheduled"; readonly nextAttemptAt: number })
+  /** The host answered 2xx; redelivered at `nextAttemptAt` (the claim timeout) unless a run takes it. */
+  | (ResumeFields & {
+      readonly state: "delivered";
+      readonly nextAttemptAt: number;
+      readonly deliveredAt: number;
+    })
+  /** No resume URL: it waits, undelivered, for a run to take it. */
+  | (ResumeFields & { readonly state: "no_target"; readonly deliveredAt: number | null })
+  /** A run took it. */
+  | (ResumeFields & {
+      readonly state: "completed";
+      readonly deliveredAt: number | null;
+      readonly endedAt: number;
+    })
+  /** Out of attempts, or its origin left the allowlist: the inbox keeps everything. */
+  | (ResumeFields & {
+      readonly state: "failed";
+      readonly deliveredAt: number | null;
+      readonly endedAt: number;
+    });
+export type ResumeState = Resume["state"];
+
+/** When the alarm next (re)delivers; null once no delivery is due. */
+export function resumeNextAttemptAt(resume: Resume): number | null {
+  switch (resume.state) {
+    case "scheduled":
+    case "delivered":
+      return resume.nextAttemptAt;
+    case "no_target":
+    case "completed":
+    case "failed":
+      return null;
+    default:
+      return assertNever(resume);
+  }
+}
+
+export function resumeDeliveredAt(resume: Resume): number | null {
+  switch (resume.state) {
+    case "scheduled":
+      return null;
+    case "delivered":
+    case "no_target":
+    case "completed":
+    case "failed":
+      return resume.deliveredAt;
+    default:
+      return assertNever(resume);
+  }
+}
+
+export function resumeEndedAt(resume: Resume): number | null {
+  switch (resume.state) {
+    case "scheduled":
+    case "delivered":
+    case "no_target":
+      return null;
+    case "completed":
+    case "failed":
+      return resume.endedAt;
+    default:
+      return assertNever(resume);
+  }
+}
+
+/** The fields every state keeps; a transition adds the ones of the state it enters. */
+export const resumeFields = (resume: Resume): ResumeFields => ({
+  resumeId: resume.resumeId,
+  reason: resume.reason,
+  attempts: resume.attempts,
+  createdAt: resume.createdAt,
+  lastAttemptAt: resume.lastAttemptAt,
+  lastError: resume.lastError,
+});
 
 export interface JobResult {
   readonly status: TerminalStatus;
@@ -69,7 +138,7 @@ export interface JobResult {
   readonly endedBy: EndedBy | "operator" | null;
 }
 
-export interface Job {
+interface JobFields {
   readonly handle: string;
   /** Reservation number within the lifetime (1, 2, …), bound into the callback token: a fence. */
   readonly seq: number;
@@ -78,11 +147,20 @@ export interface Job {
   readonly reservedAt: number;
   /** The callback capability handed out at reservation; returned again on an identical reservation. */
   readonly callbackToken: string;
-  readonly result: JobResult | null;
-  readonly completedAt: number | null;
-  /** Generation of the envelope this result admitted; null when none was made (observed). */
-  readonly generation: number | null;
 }
+
+/** A job runs until its one result arrives; only then has it a completion time. The jobs table's CHECK mirrors this. */
+export type Job =
+  | (JobFields & { readonly result: null })
+  | (JobFields & {
+      readonly result: JobResult;
+      readonly completedAt: number;
+      /** Generation of the envelope this result admitted; null when none was made (observed). */
+      readonly generation: number | null;
+    });
+
+export const jobCompletedAt = (job: Job): number | null =>
+  job.result === null ? null : job.completedAt;
 
 export const jobStatus = (job: Job): JobStatus => job.result?.status ?? "running";
 
@@ -91,7 +169,7 @@ export type Instruction =
   | "background_exec_wait_expired"
   | "background_exec_outcome_unknown";
 
-export type EnvelopeState = "pending" | "claimed" | "acked";
+type EnvelopeState = "pending" | "claimed" | "acked";
 
 export interface Envelope {
   readonly id: string;

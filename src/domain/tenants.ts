@@ -12,7 +12,7 @@ export interface AgentToken {
   readonly token: string;
 }
 
-export type ParsedAgentTokens =
+type ParsedAgentTokens =
   | { readonly ok: true; readonly tokens: readonly AgentToken[] }
   | { readonly ok: false; readonly reason: string };
 
@@ -72,7 +72,7 @@ const tenantSettingsSchema = z.record(
   }),
 );
 
-export type ParsedTenantSettings =
+type ParsedTenantSettings =
   | { readonly ok: true; readonly settings: Readonly<Record<string, TenantSettings>> }
   | { readonly ok: false; readonly reason: string };
 

@@ -1,7 +1,14 @@
 // The API views of a session, a job and a message (contract section 5), from the domain state and
 // the counts the store reads in SQL. Status codes and serialization are left to the HTTP layer.
 import type { Job, Message, Session } from "./state";
-import { jobStatus, sessionStatus } from "./state";
+import {
+  jobCompletedAt,
+  jobStatus,
+  resumeDeliveredAt,
+  resumeEndedAt,
+  resumeNextAttemptAt,
+  sessionStatus,
+} from "./state";
 import { iso, isoOrNull } from "./text";
 
 export function jobView(job: Job) {
@@ -17,7 +24,7 @@ export function jobView(job: Job) {
     output_bytes_total: result?.outputBytesTotal ?? 0,
     ended_by: result?.endedBy ?? null,
     reserved_at: iso(job.reservedAt),
-    completed_at: isoOrNull(job.completedAt),
+    completed_at: isoOrNull(jobCompletedAt(job)),
   };
 }
 
@@ -44,7 +51,7 @@ export function messageView(message: Message) {
 export type MessageView = ReturnType<typeof messageView>;
 
 /** Counts the view shows that live in rows, not in the core: read by the store for each view. */
-export interface RowCounts {
+interface RowCounts {
   readonly inbox: { readonly pending: number; readonly claimed: number };
   readonly jobs: { readonly running: number; readonly done: number };
 }
@@ -105,10 +112,10 @@ export function sessionView(session: Session, counts: RowCounts) {
             state: resume.state,
             attempts: resume.attempts,
             created_at: iso(resume.createdAt),
-            next_attempt_at: isoOrNull(resume.nextAttemptAt),
-            delivered_at: isoOrNull(resume.deliveredAt),
+            next_attempt_at: isoOrNull(resumeNextAttemptAt(resume)),
+            delivered_at: isoOrNull(resumeDeliveredAt(resume)),
             last_error: resume.lastError,
-            ended_at: isoOrNull(resume.endedAt),
+            ended_at: isoOrNull(resumeEndedAt(resume)),
           },
     jobs: { running: counts.jobs.running, done: counts.jobs.done },
     notify_seq: session.notifySeq,

@@ -166,7 +166,8 @@ describe("wake rules", () => {
   it("registering a run takes the pending resume so it is never delivered again", () => {
     const woken = ok(done(suspendedOn(["a"]), "a")).state;
     const run = ok(registerRun(woken, { runId: "r2", resumeId: "rs-a" }, T0 + 10)).state;
-    expect(run.resume).toMatchObject({ state: "completed", nextAttemptAt: null });
+    expect(run.resume).toMatchObject({ state: "completed", endedAt: T0 + 10 });
+    expect(run.resume).not.toHaveProperty("nextAttemptAt");
   });
 
   it("a second run while one is active is a run_conflict and the same run again is idempotent", () => {

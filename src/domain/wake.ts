@@ -30,15 +30,13 @@ export function scheduleResume(
     createdAt: now,
     nextAttemptAt: now,
     lastAttemptAt: null,
-    deliveredAt: null,
     lastError: null,
-    endedAt: null,
   };
   return { session: { ...session, resume }, scheduled: true };
 }
 
 /** Removes a finished handle from the wait; `met` says the wake condition now holds. */
-export function releaseHandle(
+function releaseHandle(
   wait: Wait | null,
   handle: string,
 ): { wait: Wait | null; waited: boolean; met: boolean } {

@@ -26,7 +26,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       const read = await readBodyBytes(c.req.raw);
       return read.ok ? problem("payload_too_large", "request body too large") : read.response;
     }
-    const config = readConfig(c.env as unknown as Record<string, unknown>);
+    const config = readConfig(c.env);
     if (config.misconfigured !== null) {
       return problem("internal", `refusing to serve: ${config.misconfigured}`);
     }

@@ -130,7 +130,7 @@ const entryOfRow = (row: IndexRow): IndexedEntry => ({
  * then `since`. Tenant and id break ties, so the order is total and a row is never listed twice
  * while it keeps its status.
  */
-export type Cursor = readonly [string, number, string, string];
+type Cursor = readonly [string, number, string, string];
 
 export const cursorOf = (status: AttentionStatus | null, indexed: IndexedEntry): Cursor => {
   const { entry } = indexed;
@@ -145,15 +145,16 @@ export function encodeCursor(cursor: Cursor): string {
 export function decodeCursor(text: string): Cursor | null {
   try {
     const value: unknown = JSON.parse(atob(text.replaceAll("-", "+").replaceAll("_", "/")));
+    if (!Array.isArray(value) || value.length !== 4) return null;
+    const [status, key, tenant, id]: unknown[] = value;
     if (
-      Array.isArray(value) &&
-      value.length === 4 &&
-      typeof value[0] === "string" &&
-      Number.isSafeInteger(value[1]) &&
-      typeof value[2] === "string" &&
-      typeof value[3] === "string"
+      typeof status === "string" &&
+      typeof key === "number" &&
+      Number.isSafeInteger(key) &&
+      typeof tenant === "string" &&
+      typeof id === "string"
     ) {
-      return value as unknown as Cursor;
+      return [status, key, tenant, id];
     }
   } catch {
     // Not base64 or not JSON: not a cursor of ours.
@@ -161,7 +162,7 @@ export function decodeCursor(text: string): Cursor | null {
   return null;
 }
 
-export interface PageQuery {
+interface PageQuery {
   readonly status: AttentionStatus | null;
   readonly tenant: string | null;
   readonly limit: number;
@@ -219,7 +220,7 @@ export async function pageEntries(db: D1Database, query: PageQuery): Promise<Ind
   return result.results.map(entryOfRow);
 }
 
-export type StatusCounts = Record<AttentionStatus, number>;
+type StatusCounts = Record<AttentionStatus, number>;
 
 /** Sessions per status at `now`, for one tenant or all: an index-only scan of the attention rows. */
 export async function countEntries(

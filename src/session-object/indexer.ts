@@ -5,7 +5,7 @@ import { type IndexEntry, sameEntry } from "../domain/index-entry";
 import { removeEntry, upsertEntry } from "../session-index/index-store";
 
 /** Where entries go; replaceable, so a test can drop every update on the floor. */
-export interface IndexWriter {
+interface IndexWriter {
   upsert(entry: IndexEntry, version: number, now: number): Promise<number>;
   remove(tenant: string, sessionId: string): Promise<void>;
 }
@@ -16,12 +16,12 @@ export const d1Writer = (db: D1Database): IndexWriter => ({
 });
 
 /** Commits within this window go out as one write: a burst of completions costs one D1 write. */
-export const FLUSH_DELAY_MS = 100;
+const FLUSH_DELAY_MS = 100;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 5 * 60 * 1_000;
 const REMOVE_ATTEMPTS = 3;
 
-export interface IndexerOptions {
+interface IndexerOptions {
   /** Null when the index is off (`INDEX_UPDATES=off`, or no `INDEX` binding). */
   readonly writer: IndexWriter | null;
   /** The session's entry now; null when there is no session. */

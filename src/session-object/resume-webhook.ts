@@ -4,12 +4,7 @@ import { createHmac } from "node:crypto";
 import type { ResumePayload } from "../domain/decision";
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery";
 
-export function signWebhook(
-  secret: string,
-  id: string,
-  timestampSeconds: number,
-  body: string,
-): string {
+function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
   const key = Buffer.from(
     secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret,
     "base64",
@@ -21,12 +16,12 @@ export function signWebhook(
 }
 
 /** `status` is the host's HTTP status, null when none arrived (network error, timeout, no secret). */
-export type DeliveryOutcome =
+type DeliveryOutcome =
   | { delivered: true; status: number }
   | { delivered: false; status: number | null; error: string };
 
 /** The most of an answer's body read before it is cancelled: hosts answer with a few bytes. */
-export const MAX_ANSWER_BYTES = 64 * 1024;
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 const isTimeout = (error: unknown): boolean =>
   error instanceof Error && error.name === "TimeoutError";

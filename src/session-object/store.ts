@@ -1,7 +1,16 @@
 // SQL statements and row ⇄ domain mappers for one session: the core, the rows a rule touches, and
 // writes of only what a decision changed. Transactions and the in-memory core are left to the object.
 import { dict, own } from "../domain/records";
-import type { InboxItem, Job, Message, Resume, Run, Session, Wait } from "../domain/state";
+import type {
+  InboxItem,
+  Job,
+  JobResult,
+  Message,
+  Resume,
+  Run,
+  Session,
+  Wait,
+} from "../domain/state";
 
 type SessionRow = {
   tenant: string;
@@ -18,7 +27,7 @@ type SessionRow = {
   job_seq: number;
 };
 
-export type JobRow = {
+type JobRow = {
   handle: string;
   seq: number;
   command: string;
@@ -62,27 +71,30 @@ const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callbac
   output_truncated, output_bytes_total, ended_by, completed_at, generation, NULL AS output FROM jobs`;
 const JOB_WITH_OUTPUT = "SELECT * FROM jobs";
 
-export function jobFromRow(row: JobRow): Job {
-  return {
+function jobFromRow(row: JobRow): Job {
+  const fields = {
     handle: row.handle,
     seq: row.seq,
     command: row.command,
     lifetime: row.lifetime,
     reservedAt: row.reserved_at,
     callbackToken: row.callback_token,
+  };
+  // The table's CHECK holds a finished row to a completion time; a running row has no result.
+  if (row.status === "running" || row.completed_at === null) return { ...fields, result: null };
+  return {
+    ...fields,
     completedAt: row.completed_at,
     generation: row.generation,
-    result:
-      row.status === "running"
-        ? null
-        : {
-            status: row.status as NonNullable<Job["result"]>["status"],
-            exitCode: row.exit_code,
-            output: row.output ?? "",
-            outputTruncated: row.output_truncated === 1,
-            outputBytesTotal: row.output_bytes_total ?? 0,
-            endedBy: row.ended_by as NonNullable<Job["result"]>["endedBy"],
-          },
+    result: {
+      status: row.status as JobResult["status"],
+      exitCode: row.exit_code,
+      // Null only in a summary row, which is read without its output.
+      output: row.output ?? "",
+      outputTruncated: row.output_truncated === 1,
+      outputBytesTotal: row.output_bytes_total ?? 0,
+      endedBy: row.ended_by as JobResult["endedBy"],
+    },
   };
 }
 
@@ -371,8 +383,8 @@ function writeJob(sql: SqlStorage, job: Job, previous: Job | undefined): void {
     result === null ? null : result.outputTruncated ? 1 : 0,
     result?.outputBytesTotal ?? null,
     result?.endedBy ?? null,
-    job.completedAt,
-    job.generation,
+    job.result === null ? null : job.completedAt,
+    job.result === null ? null : job.generation,
     result?.output ?? null,
   );
 }

@@ -5,7 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+import {
+  api,
+  freePort,
+  startAgentHost,
+  startWranglerDev,
+  suspendedSession,
+  type WranglerDev,
+} from "../../scripts/lib/local-stack";
 import { postCompletion } from "../../src/client";
 import {
   headingStatus,
@@ -14,8 +21,6 @@ import {
   rowStatus,
   screenshot,
   signIn,
-  startScriptedHost,
-  suspendedSession,
 } from "./support";
 
 const SEEN_WITHIN = { timeout: 30_000, interval: 250 };
@@ -27,14 +32,14 @@ const text = async (locator: Locator) =>
 describe("the operator console in a real browser", () => {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-console-"));
   const shotsDir = mkdtempSync(join(tmpdir(), "exec-inbox-console-shots-"));
-  let host: Awaited<ReturnType<typeof startScriptedHost>>;
+  let host: Awaited<ReturnType<typeof startAgentHost>>;
   let dev: WranglerDev;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
 
   beforeAll(async () => {
-    host = await startScriptedHost();
+    host = await startAgentHost();
     dev = await startWranglerDev(stateDir, await freePort(), {
       RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
       RESUME_MAX_ATTEMPTS: "2",
@@ -75,7 +80,7 @@ describe("the operator console in a real browser", () => {
   it("shows a suspended session by itself, and watches it move on when its job completes", async () => {
     const sid = `watched-${Date.now()}`;
     await page.goto(`${dev.base}/console`);
-    const callback = await suspendedSession(dev.base, sid, host.urlFor("/healthy"));
+    const callback = await suspendedSession(dev.base, sid, host.urlFor("healthy"));
     await expect.poll(() => rowStatus(page, sid), SEEN_WITHIN).toBe("suspended");
     await expect
       .poll(() => text(page.locator(`tr[data-session="default/${sid}"]`)), SEEN_WITHIN)
@@ -110,10 +115,10 @@ describe("the operator console in a real browser", () => {
 
   it("shows a failed resume in red, and pressing Redeliver delivers it again", async () => {
     const sid = `failing-${Date.now()}`;
-    host.answer("/broken", 500);
-    const callback = await suspendedSession(dev.base, sid, host.urlFor("/broken"));
+    host.answer("broken", 500);
+    const callback = await suspendedSession(dev.base, sid, host.urlFor("broken"));
     await postCompletion(callback, { status: "failed", exit_code: 1, output: "tests failed" });
-    await suspendedSession(dev.base, `waiting-${Date.now()}`, host.urlFor("/healthy"), "deploy");
+    await suspendedSession(dev.base, `waiting-${Date.now()}`, host.urlFor("healthy"), "deploy");
 
     await page.goto(`${dev.base}/console?status=failed`);
     await expect.poll(() => rowStatus(page, sid), SEEN_WITHIN).toBe("failed");
@@ -126,7 +131,7 @@ describe("the operator console in a real browser", () => {
       .waitFor({ timeout: SEEN_WITHIN.timeout });
     await screenshot(page, "console-list", shotsDir);
 
-    host.answer("/broken", 200);
+    host.answer("broken", 200);
     await row.getByRole("link", { name: sid }).click();
     await page.getByRole("link", { name: "Redeliver resume…" }).click();
     await page
@@ -136,7 +141,7 @@ describe("the operator console in a real browser", () => {
     await expect
       .poll(() => text(page.getByRole("status")), SEEN_WITHIN)
       .toMatch(/Redelivery scheduled/);
-    await expect.poll(() => host.deliveriesTo("/broken"), SEEN_WITHIN).toBe(3);
+    await expect.poll(() => host.deliveries("broken").length, SEEN_WITHIN).toBe(3);
     await expect
       .poll(() => text(page.locator('tr[data-event="operator"]')), SEEN_WITHIN)
       .toContain("action=redeliver");
@@ -150,7 +155,7 @@ describe("the operator console in a real browser", () => {
 
   it("marks a running job lost after a confirmation, and the agent is woken for it", async () => {
     const sid = `lost-${Date.now()}`;
-    const callback = await suspendedSession(dev.base, sid, host.urlFor("/healthy"), "migrate");
+    const callback = await suspendedSession(dev.base, sid, host.urlFor("healthy"), "migrate");
     await page.goto(`${dev.base}/console/sessions/default/${sid}`);
     await page.locator('tr[data-job="migrate"]').getByRole("link", { name: "Mark lost…" }).click();
     await page
@@ -172,7 +177,7 @@ describe("the operator console in a real browser", () => {
 
   it("shows the API's refusal as a readable message when an action does not apply", async () => {
     const sid = `nothing-failed-${Date.now()}`;
-    await suspendedSession(dev.base, sid, host.urlFor("/healthy"));
+    await suspendedSession(dev.base, sid, host.urlFor("healthy"));
     await page.goto(`${dev.base}/console/sessions/default/${sid}/confirm/redeliver`);
     await page.getByRole("button", { name: "Redeliver resume" }).click();
     await expect
@@ -185,7 +190,7 @@ describe("the operator console in a real browser", () => {
 
   it("deletes a session after a confirmation and says so on the list", async () => {
     const sid = `deleted-${Date.now()}`;
-    await suspendedSession(dev.base, sid, host.urlFor("/healthy"));
+    await suspendedSession(dev.base, sid, host.urlFor("healthy"));
     await page.goto(`${dev.base}/console/sessions/default/${sid}`);
     await page.getByRole("link", { name: "Delete session…" }).click();
     await page.getByRole("button", { name: "Delete session" }).click();

@@ -1,61 +1,12 @@
-// What the console's browser tests stand on: real `wrangler dev`, an agent host whose answers a
-// test sets per path, sessions made through the agent API, and headless Debian Chromium.
+// What the console's browser tests stand on: real `wrangler dev` (with local-stack's agent host),
+// sessions made through the agent API, and headless Debian Chromium.
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS, ensureChromium } from "../../scripts/ensure-chromium";
-import { api, listenLocally } from "../../scripts/lib/local-stack";
-import type { Callback } from "../../src/client";
+import { devVar } from "../../scripts/lib/local-stack";
 
-export const OPERATOR_TOKEN = "dev-operator-token";
-
-/** An agent host that answers each path with the status a test set for it (200 by default). */
-export async function startScriptedHost() {
-  const statuses = new Map<string, number>();
-  const received: string[] = [];
-  const server: Server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      const path = request.url ?? "/";
-      received.push(path);
-      response.writeHead(statuses.get(path) ?? 200).end("host answer");
-    });
-  });
-  const base = `http://127.0.0.1:${await listenLocally(server)}`;
-  return {
-    urlFor: (path: string) => `${base}${path}`,
-    answer: (path: string, status: number) => statuses.set(path, status),
-    deliveriesTo: (path: string) => received.filter((entry) => entry === path).length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** A session whose agent suspended on one background job: the shape operators meet most. */
-export async function suspendedSession(
-  base: string,
-  sid: string,
-  resumeUrl: string,
-  handle = "build",
-): Promise<Callback> {
-  const created = await api(base, "POST", "/v1/sessions", { id: sid, resume_url: resumeUrl });
-  if (created.status !== 201) throw new Error(`create ${sid}: ${JSON.stringify(created.body)}`);
-  const job = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-    handle,
-    command: `npm run ${handle}`,
-  });
-  const run = await api(base, "POST", `/v1/sessions/${sid}/runs`, {});
-  const suspended = await api(base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-    waiting_for: [handle],
-  });
-  if (suspended.status !== 200)
-    throw new Error(`suspend ${sid}: ${JSON.stringify(suspended.body)}`);
-  return job.body.callback as Callback;
-}
+export const OPERATOR_TOKEN = devVar("OPERATOR_TOKENS");
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: ensureChromium(), headless: true, args: CHROMIUM_ARGS });

@@ -1,19 +1,10 @@
 // A real agent host that answers a resume with 200 headers and then drops the connection in the
 // middle of its body, under the real wrangler dev: that answer must count as a failed attempt.
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  freePort,
-  listenLocally,
-  startWranglerDev,
-  viewWhen,
-  type WranglerDev,
-} from "../../scripts/lib/local-stack";
+import { listenLocally, suspendedSession, viewWhen } from "../../scripts/lib/local-stack";
 import { postCompletion } from "../../src/client";
+import { useWranglerDev } from "../support/local-dev";
 
 /** Breaks off every answer after its headers and a first chunk until `recover()` is called. */
 async function startBreakingHost() {
@@ -48,37 +39,21 @@ async function startBreakingHost() {
 }
 
 describe("an agent host that drops the connection mid-answer", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-broken-host-"));
   let host: Awaited<ReturnType<typeof startBreakingHost>>;
-  let dev: WranglerDev;
+  const local = useWranglerDev("broken-host", { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
 
   beforeAll(async () => {
     host = await startBreakingHost();
-    dev = await startWranglerDev(stateDir, await freePort(), {
-      RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
-    });
   });
 
   afterAll(async () => {
-    await dev?.stop();
     await host?.close();
-    rmSync(stateDir, { recursive: true, force: true });
   });
 
   it("gets a failed attempt with a clear last_error, and the same resume is delivered on retry", async () => {
     const sid = `broken-host-${Date.now()}`;
-    expect(
-      (await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url })).status,
-    ).toBe(201);
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "h",
-      command: "true",
-    });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-      waiting_for: ["h"],
-    });
-    const completed = await postCompletion(reserved.body.callback, {
+    const callback = await suspendedSession(local.dev.base, sid, host.url, "h");
+    const completed = await postCompletion(callback, {
       status: "completed",
       exit_code: 0,
       output: "done",
@@ -86,14 +61,18 @@ describe("an agent host that drops the connection mid-answer", () => {
     expect(completed).toMatchObject({ outcome: "accepted", disposition: "resume_scheduled" });
 
     // Each broken answer is recorded as a failure; the resume stays due, not delivered.
-    const failing = await viewWhen(dev.base, sid, (view) => Boolean(view.resume?.last_error));
+    const failing = await viewWhen(local.dev.base, sid, (view) => Boolean(view.resume?.last_error));
     expect(failing.status).toBe("resuming");
     expect(failing.resume).toMatchObject({ state: "scheduled", delivered_at: null });
     expect(failing.resume.attempts).toBeGreaterThanOrEqual(1);
     expect(failing.resume.last_error).toMatch(/^agent host answered 200 but broke off its body/);
 
     host.recover();
-    const delivered = await viewWhen(dev.base, sid, (view) => view.resume?.state === "delivered");
+    const delivered = await viewWhen(
+      local.dev.base,
+      sid,
+      (view) => view.resume?.state === "delivered",
+    );
     expect(delivered.resume.last_error).toBeNull();
     expect(delivered.resume.attempts).toBe(host.received.length);
     expect(host.received.length).toBeGreaterThanOrEqual(2);

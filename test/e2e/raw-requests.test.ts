@@ -1,10 +1,8 @@
 // Requests no HTTP client library would send, written byte for byte to the real wrangler dev.
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+import { describe, expect, it } from "vitest";
+import { AGENT_TOKEN } from "../../scripts/lib/local-stack";
+import { useWranglerDev } from "../support/local-dev";
 
 /** Sends `lines` as one HTTP/1.1 request and returns the status line, headers and body. */
 function rawRequest(port: number, lines: string[], body = ""): Promise<string> {
@@ -22,26 +20,14 @@ function rawRequest(port: number, lines: string[], body = ""): Promise<string> {
 }
 
 describe("raw requests to wrangler dev", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-raw-"));
-  let dev: WranglerDev;
-  let port: number;
-
-  beforeAll(async () => {
-    port = await freePort();
-    dev = await startWranglerDev(stateDir, port);
-  });
-
-  afterAll(async () => {
-    await dev?.stop();
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const local = useWranglerDev("raw");
 
   it("two Authorization headers get a problem+json 401, not a plain-text error", async () => {
-    const answer = await rawRequest(port, [
+    const answer = await rawRequest(local.port, [
       "GET /v1/sessions/anything HTTP/1.1",
       "Host: 127.0.0.1",
-      "Authorization: Bearer dev-agent-token",
-      "Authorization: Bearer dev-agent-token",
+      `Authorization: Bearer ${AGENT_TOKEN}`,
+      `Authorization: Bearer ${AGENT_TOKEN}`,
     ]);
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer.toLowerCase()).toContain("content-type: application/problem+json");
@@ -52,7 +38,7 @@ describe("raw requests to wrangler dev", () => {
   it("two Authorization headers on a completion get a problem+json 401", async () => {
     const body = JSON.stringify({ status: "completed", exit_code: 0, output: "" });
     const answer = await rawRequest(
-      port,
+      local.port,
       [
         "POST /v1/sessions/s/exec-jobs/h/completion HTTP/1.1",
         "Host: 127.0.0.1",

@@ -1,37 +1,23 @@
 // The session index under the real wrangler dev: local D1 on SQLite under --persist-to, its schema
 // made by the Worker on first use (no migration step before `npm start`), and kept across a restart.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  devVar,
-  freePort,
-  startWranglerDev,
-  type WranglerDev,
-} from "../../scripts/lib/local-stack";
+import { describe, expect, it } from "vitest";
+import { api, devVar } from "../../scripts/lib/local-stack";
+import { useWranglerDev } from "../support/local-dev";
 
 const OPERATOR = devVar("OPERATOR_TOKENS");
 
 describe("the session index under the real wrangler dev", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-e2e-index-"));
-  let dev: WranglerDev;
-  let port: number;
-
-  beforeAll(async () => {
-    port = await freePort();
-    dev = await startWranglerDev(stateDir, port);
-  });
-
-  afterAll(async () => {
-    await dev?.stop();
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const local = useWranglerDev("e2e-index");
 
   const listed = async (query: string) => {
-    const answer = await api(dev.base, "GET", `/v1/ops/sessions?${query}`, undefined, OPERATOR);
+    const answer = await api(
+      local.dev.base,
+      "GET",
+      `/v1/ops/sessions?${query}`,
+      undefined,
+      OPERATOR,
+    );
     expect(answer.status).toBe(200);
     return answer.body as { sessions: Array<{ id: string; status: string }>; counts: object };
   };
@@ -53,10 +39,13 @@ describe("the session index under the real wrangler dev", () => {
     });
 
     const sid = `e2e-index-${Date.now()}`;
-    await api(dev.base, "POST", "/v1/sessions", { id: sid });
-    await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, { handle: "h", command: "x" });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
+    await api(local.dev.base, "POST", "/v1/sessions", { id: sid });
+    await api(local.dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h",
+      command: "x",
+    });
+    const run = await api(local.dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
+    await api(local.dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
       waiting_for: ["h"],
     });
     const seen = await until(
@@ -65,8 +54,7 @@ describe("the session index under the real wrangler dev", () => {
     );
     expect(seen.sessions).toMatchObject([{ id: sid, status: "suspended" }]);
 
-    await dev.stop();
-    dev = await startWranglerDev(stateDir, port);
+    await local.restart();
     expect((await listed("status=suspended")).sessions).toMatchObject([{ id: sid }]);
   });
 });

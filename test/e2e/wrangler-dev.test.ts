@@ -1,54 +1,47 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   api,
   devVar,
-  freePort,
   type Received,
   startAgentHost,
-  startWranglerDev,
-  type WranglerDev,
+  suspendedSession,
   waitFor,
 } from "../../scripts/lib/local-stack";
+import { useWranglerDev } from "../support/local-dev";
 
 describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-e2e-"));
   let host: Awaited<ReturnType<typeof startAgentHost>>;
-  let dev: WranglerDev;
-  let port: number;
+  const local = useWranglerDev("e2e", { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
 
   beforeAll(async () => {
     host = await startAgentHost();
-    port = await freePort();
-    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
   });
 
   afterAll(async () => {
-    await dev?.stop();
     await host?.close();
-    rmSync(stateDir, { recursive: true, force: true });
   });
 
   it("create, reserve, suspend, complete, receive the signed resume, claim, pull — and survive a restart", async () => {
     const sid = `e2e-${Date.now()}`;
-    const created = await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url });
+    const created = await api(local.dev.base, "POST", "/v1/sessions", {
+      id: sid,
+      resume_url: host.url,
+    });
     expect(created.status).toBe(201);
 
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+    const reserved = await api(local.dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
       handle: "bg-1",
       command: "sleep 2; printf inbox-result; exit 7",
     });
     expect(reserved.status).toBe(201);
     const { url: callbackUrl, token } = reserved.body.callback;
-    expect(callbackUrl).toBe(`${dev.base}/v1/sessions/${sid}/exec-jobs/bg-1/completion`);
+    expect(callbackUrl).toBe(`${local.dev.base}/v1/sessions/${sid}/exec-jobs/bg-1/completion`);
 
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
+    const run = await api(local.dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
     const suspended = await api(
-      dev.base,
+      local.dev.base,
       "POST",
       `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`,
       {
@@ -64,7 +57,13 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
       output: "inbox-result",
       ended_by: "process",
     };
-    const accepted = await api(dev.base, "POST", new URL(callbackUrl).pathname, completion, token);
+    const accepted = await api(
+      local.dev.base,
+      "POST",
+      new URL(callbackUrl).pathname,
+      completion,
+      token,
+    );
     expect(accepted.status).toBe(202);
     expect(accepted.body).toEqual({
       outcome: "accepted",
@@ -87,11 +86,11 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
     });
     expect(headers["webhook-id"]).toBe(payload.resume_id);
 
-    const resumed = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {
+    const resumed = await api(local.dev.base, "POST", `/v1/sessions/${sid}/runs`, {
       resume_id: payload.resume_id,
     });
     expect(resumed.status).toBe(201);
-    const claimed = await api(dev.base, "POST", `/v1/sessions/${sid}/inbox/claim`, {});
+    const claimed = await api(local.dev.base, "POST", `/v1/sessions/${sid}/inbox/claim`, {});
     expect(claimed.body.claims).toHaveLength(1);
     const message = claimed.body.claims[0].provider_message;
     expect(message.metadata.hidden_from_ui).toBe(true);
@@ -100,34 +99,39 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
       exit_code: 7,
       output: "inbox-result",
     });
-    const pulled = await api(dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/bg-1`);
+    const pulled = await api(local.dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/bg-1`);
     expect(pulled.body).toMatchObject({
       status: "completed",
       exit_code: 7,
       output: "inbox-result",
     });
-    const acked = await api(dev.base, "POST", `/v1/sessions/${sid}/inbox/ack`, {
+    const acked = await api(local.dev.base, "POST", `/v1/sessions/${sid}/inbox/ack`, {
       ids: [claimed.body.claims[0].envelope.id],
     });
     expect(acked.body.acked).toHaveLength(1);
 
     // Restart the process on the same state directory: everything is still there, nothing is resent.
-    const before = await api(dev.base, "GET", `/v1/sessions/${sid}`);
-    await dev.stop();
-    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
-    const after = await api(dev.base, "GET", `/v1/sessions/${sid}`);
+    const before = await api(local.dev.base, "GET", `/v1/sessions/${sid}`);
+    await local.restart();
+    const after = await api(local.dev.base, "GET", `/v1/sessions/${sid}`);
     expect(after.body).toEqual(before.body);
-    expect((await api(dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/bg-1`)).body).toEqual(
+    expect((await api(local.dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/bg-1`)).body).toEqual(
       pulled.body,
     );
-    const duplicate = await api(dev.base, "POST", new URL(callbackUrl).pathname, completion, token);
+    const duplicate = await api(
+      local.dev.base,
+      "POST",
+      new URL(callbackUrl).pathname,
+      completion,
+      token,
+    );
     expect(duplicate.status).toBe(200);
     expect(duplicate.body.outcome).toBe("duplicate");
     await sleep(1000);
     expect(host.received).toHaveLength(1);
 
     // No token or secret ever reaches a log line.
-    const logs = dev.logs();
+    const logs = local.dev.logs();
     expect(logs).toContain("/completion");
     for (const secret of [
       token,
@@ -141,25 +145,16 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
 
   it("a wait armed before a restart still wakes exactly once after it", async () => {
     const sid = `e2e-restart-${Date.now()}`;
-    await api(dev.base, "POST", "/v1/sessions", { id: sid, resume_url: `${host.url}?sid=${sid}` });
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "h",
-      command: "true",
-    });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-      waiting_for: ["h"],
-    });
+    const callback = await suspendedSession(local.dev.base, sid, `${host.url}?sid=${sid}`, "h");
     // The wait was armed by the process that is stopped; the new process must honour it.
-    await dev.stop();
-    dev = await startWranglerDev(stateDir, port, { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
+    await local.restart();
     const path = `/v1/sessions/${sid}/exec-jobs/h/completion`;
     const done = await api(
-      dev.base,
+      local.dev.base,
       "POST",
       path,
       { status: "failed", exit_code: 1, output: "" },
-      reserved.body.callback.token,
+      callback.token,
     );
     expect(done.status).toBe(202);
     const mine = () => host.received.filter((entry) => JSON.parse(entry.body).session_id === sid);

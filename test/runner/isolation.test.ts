@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEV_RUNNER_TOKEN } from "../../runner/src/settings";
 import { killAllRunners, runnerRefusal } from "./runner-process";
 import { RUNNER_TOKEN, runnerCall, startRunnerProcess } from "./support";
 
@@ -103,7 +104,7 @@ describe("the runner refuses unsafe settings at start (real processes)", () => {
     );
     const listed = await runnerRefusal({
       RUNNER_HOST: "0.0.0.0",
-      RUNNER_TOKENS: "a-real-secret-token,dev-runner-token",
+      RUNNER_TOKENS: `a-real-secret-token,${DEV_RUNNER_TOKEN}`,
     });
     expect(listed.code).toBe(2);
   });

@@ -5,8 +5,10 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { freePort, spawnCollecting, waitForHealthy } from "../../scripts/lib/local-stack";
+import { RUNNER_TOKEN } from "../support/secrets";
 
-export const RUNNER_TOKEN = "test-runner-token";
+export { RUNNER_TOKEN };
+
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
 

@@ -2,6 +2,7 @@
 // The runner as a real process is in runner-process.ts.
 import { createServer, type Server } from "node:http";
 import { freePort } from "../../scripts/lib/local-stack";
+import { callRunner } from "../../scripts/lib/runner-client";
 
 import { RUNNER_TOKEN } from "./runner-process";
 
@@ -55,14 +56,8 @@ export async function startFlakyProxy(target: string) {
   };
 }
 
-export async function runnerCall(base: string, path: string, body: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${RUNNER_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
+export const runnerCall = (base: string, path: string, body: unknown) =>
+  callRunner(base, RUNNER_TOKEN, path, body);
 
 export async function runnerPoll(base: string, sessionId: string) {
   return runnerCall(base, "/v1/write_stdin", { session_id: sessionId, yield_time_ms: 250 });

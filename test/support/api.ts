@@ -3,8 +3,12 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 
-export const AGENT_TOKEN = "test-agent-token";
-export const SIGNING_SECRET = "whsec_dGVzdC1yZXN1bWUtc2lnbmluZy1zZWNyZXQtMDEyMzQ1Njc4OQ==";
+import type { Delivery } from "../../scripts/lib/agent-host.mjs";
+import { type SendOptions, sendJson } from "../../scripts/lib/http-json";
+import { AGENT_TOKEN } from "./secrets";
+
+export { AGENT_TOKEN, SIGNING_SECRET } from "./secrets";
+
 const BASE = "http://exec-inbox.test";
 
 let counter = 0;
@@ -14,42 +18,14 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${counter}`;
 }
 
-export interface Answer<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
+export type { Answer } from "../../scripts/lib/http-json";
 
-export async function call<T = any>(
-  method: string,
-  path: string,
-  options: {
-    body?: unknown;
-    raw?: BodyInit;
-    token?: string | null;
-    headers?: Record<string, string>;
-  } = {},
-): Promise<Answer<T>> {
-  const headers = new Headers(options.headers);
-  const token = options.token === undefined ? AGENT_TOKEN : options.token;
-  if (token !== null) headers.set("authorization", `Bearer ${token}`);
-  let body: BodyInit | undefined = options.raw;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    if (!headers.has("content-type")) headers.set("content-type", "application/json");
-  }
-  const response = await exports.default.fetch(
-    new Request(`${BASE}${path}`, { method, headers, body }),
-  );
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text === "" ? null : JSON.parse(text);
-  } catch {
-    // Non-JSON answers stay text.
-  }
-  return { status: response.status, headers: response.headers, body: parsed as T };
-}
+/** A request to the Worker under test, inside workerd; the token defaults to the test agent's. */
+export const call = <T = any>(method: string, path: string, options: SendOptions = {}) =>
+  sendJson<T>((request) => exports.default.fetch(request), `${BASE}${path}`, method, {
+    ...options,
+    token: options.token === undefined ? AGENT_TOKEN : options.token,
+  });
 
 export const hookUrl = (key: string): string => `http://hooks.test/hooks/${key}`;
 
@@ -120,12 +96,6 @@ export async function suspendedOn(
 export const stubOf = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 
 export const fireAlarm = (sid: string): Promise<boolean> => runDurableObjectAlarm(stubOf(sid));
-
-export interface Delivery {
-  headers: Record<string, string>;
-  body: string;
-  received_at: number;
-}
 
 export async function deliveries(key: string): Promise<Delivery[]> {
   const response = await env.AGENT_HOST.fetch(`http://agent-host/_control/${key}`);

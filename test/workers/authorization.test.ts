@@ -1,14 +1,15 @@
 // The Authorization header: exactly one bearer credential, or a problem+json 401.
 import { describe, expect, it } from "vitest";
 import { call, createSession, reserve, uniqueId } from "../support/api";
+import { AGENT_TOKEN } from "../support/secrets";
 
 describe("the Authorization header", () => {
   it("two Authorization headers get a problem+json 401 on agent routes, even when both are valid", async () => {
     const sid = uniqueId("two-headers");
     await createSession(sid);
     const headers = new Headers();
-    headers.append("authorization", "Bearer test-agent-token");
-    headers.append("authorization", "Bearer test-agent-token");
+    headers.append("authorization", `Bearer ${AGENT_TOKEN}`);
+    headers.append("authorization", `Bearer ${AGENT_TOKEN}`);
     const answer = await call("GET", `/v1/sessions/${sid}`, {
       token: null,
       headers: Object.fromEntries(headers),
@@ -33,7 +34,7 @@ describe("the Authorization header", () => {
   });
 
   it("a scheme other than Bearer, or no token, is a 401", async () => {
-    for (const value of ["Basic dGVzdA==", "Bearer", "Bearer  ", "test-agent-token"]) {
+    for (const value of ["Basic dGVzdA==", "Bearer", "Bearer  ", AGENT_TOKEN]) {
       const answer = await call("GET", "/v1/sessions/x", {
         token: null,
         headers: { authorization: value },

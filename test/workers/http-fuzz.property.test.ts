@@ -9,6 +9,7 @@ import {
   uniqueId,
   view,
 } from "../support/api";
+import { AGENT_TOKEN } from "../support/secrets";
 
 const ROUTES = [
   ["POST", "/v1/sessions"],
@@ -165,7 +166,7 @@ describe("an HTTP fuzz over every route", () => {
     const sid = uniqueId("dup-header");
     await createSession(sid);
     const headers = new Headers();
-    headers.append("authorization", "Bearer test-agent-token");
+    headers.append("authorization", `Bearer ${AGENT_TOKEN}`);
     headers.append("authorization", "Bearer wrong");
     const answer = await call("GET", `/v1/sessions/${sid}`, {
       token: null,

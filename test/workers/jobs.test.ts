@@ -13,6 +13,7 @@ import {
   uniqueId,
   view,
 } from "../support/api";
+import { AGENT_TOKEN, CALLBACK_SECRET_NEW, CALLBACK_SECRET_OLD } from "../support/secrets";
 
 describe("exec jobs", () => {
   it("reserving the same handle and command again returns the same job and the identical token", async () => {
@@ -50,7 +51,7 @@ describe("exec jobs", () => {
       seq: 1,
     };
     // As if the job had been reserved before `test-callback-secret-new` was put first.
-    const oldToken = mintCallbackToken("test-callback-secret-old", claims);
+    const oldToken = mintCallbackToken(CALLBACK_SECRET_OLD, claims);
     await runInDurableObject(stubOf(sid), (_, state) => {
       state.storage.sql.exec("UPDATE jobs SET callback_token = ?", oldToken);
     });
@@ -71,7 +72,7 @@ describe("exec jobs", () => {
     const renewed = (await reserve(sid, "h2")).callback.token;
     expect(renewed).not.toBe(retired);
     expect(renewed).toBe(
-      mintCallbackToken("test-callback-secret-new", { ...claims, handle: "h2", seq: 2 }),
+      mintCallbackToken(CALLBACK_SECRET_NEW, { ...claims, handle: "h2", seq: 2 }),
     );
     expect((await complete(sid, "h2", retired, result(0, "x"))).status).toBe(401);
   });
@@ -91,7 +92,7 @@ describe("exec jobs", () => {
       ["h1", foreign.callback.token],
       ["h1", tampered],
       ["h1", h1.callback.token.slice(0, 20)],
-      ["h1", "test-agent-token"],
+      ["h1", AGENT_TOKEN],
     ] as const) {
       const answer = await complete(sid, handle, token, result(0, "x"));
       expect(answer.status).toBe(401);

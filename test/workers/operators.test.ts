@@ -19,8 +19,9 @@ import {
   uniqueId,
   view,
 } from "../support/api";
+import { ACME_AGENT_TOKEN, AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
 
-const OPERATOR = "test-operator-token";
+const OPERATOR = OPERATOR_TOKEN;
 const ops = (method: string, path: string, body?: unknown) =>
   call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR, body });
 const events = async (sid: string, query = "") =>
@@ -32,7 +33,7 @@ describe("operator authentication", () => {
   it("agent tokens do not open operator routes, and operator tokens do not open agent routes", async () => {
     const sid = uniqueId("tokens");
     await createSession(sid);
-    for (const token of ["test-agent-token", "acme-agent-token", null, "wrong"]) {
+    for (const token of [AGENT_TOKEN, ACME_AGENT_TOKEN, null, "wrong"]) {
       const answer = await call("GET", `/v1/ops/sessions/default/${sid}`, { token });
       expect([String(token), answer.status, answer.body.code]).toEqual([
         String(token),
@@ -47,7 +48,7 @@ describe("operator authentication", () => {
 
   it("an operator reaches a session of any tenant by its tenant in the path; unknown ones are 404", async () => {
     const sid = uniqueId("any-tenant");
-    await call("POST", "/v1/sessions", { token: "acme-agent-token", body: { id: sid } });
+    await call("POST", "/v1/sessions", { token: ACME_AGENT_TOKEN, body: { id: sid } });
     const seen = await call("GET", `/v1/ops/sessions/acme/${sid}`, { token: OPERATOR });
     expect(seen.body).toMatchObject({ id: sid, tenant: "acme" });
     for (const path of [`default/${sid}`, `globex/${sid}`, `Acme/${sid}`, `acme/..`]) {

@@ -10,8 +10,9 @@ import { SCHEMA_STATEMENTS, upsertEntry } from "../../src/session-index/index-st
 import { d1Writer, type Indexer } from "../../src/session-object/indexer";
 import type { SessionObject } from "../../src/session-object/session-object";
 import { call, complete, hookUrl, result, uniqueId } from "../support/api";
+import { ACME_AGENT_TOKEN, AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
 
-const OPERATOR = "test-operator-token";
+const OPERATOR = OPERATOR_TOKEN;
 const db = (): D1Database => {
   if (env.INDEX === undefined) throw new Error("the INDEX binding is missing");
   return env.INDEX;
@@ -266,7 +267,7 @@ describe("the session index", () => {
       expect([query, answer.status, answer.body.code]).toEqual([query, 422, "invalid_request"]);
       expect(answer.headers.get("content-type")).toContain("application/problem+json");
     }
-    for (const token of ["test-agent-token", "acme-agent-token", null]) {
+    for (const token of [AGENT_TOKEN, ACME_AGENT_TOKEN, null]) {
       const answer = await call("GET", "/v1/ops/sessions", { token });
       expect([token, answer.status]).toEqual([token, 401]);
     }

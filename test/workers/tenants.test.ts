@@ -4,9 +4,15 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app";
 import { call, complete, deliveries, hookUrl, result, uniqueId } from "../support/api";
+import {
+  ACME_AGENT_TOKEN,
+  AGENT_TOKEN,
+  GLOBEX_AGENT_TOKEN,
+  SECOND_AGENT_TOKEN,
+} from "../support/secrets";
 
-const ACME = "acme-agent-token";
-const GLOBEX = "globex-agent-token";
+const ACME = ACME_AGENT_TOKEN;
+const GLOBEX = GLOBEX_AGENT_TOKEN;
 
 /** A session of the tenant behind `token`, with its own hook key, suspended on job `h`. */
 async function suspendedIn(token: string, sid: string, hookKey: string) {
@@ -73,7 +79,7 @@ describe("tenants", () => {
     const sid = uniqueId("private");
     await suspendedIn(ACME, sid, `acme-${sid}`);
     const before = await call("GET", `/v1/sessions/${sid}`, { token: ACME });
-    for (const token of [GLOBEX, "test-agent-token"]) {
+    for (const token of [GLOBEX, AGENT_TOKEN]) {
       for (const [method, path, body] of agentRoutes(sid)) {
         const answer = await call(method, path, { token, body });
         expect([method, path, answer.status, answer.body.code]).toEqual([
@@ -166,7 +172,7 @@ describe("tenants", () => {
     const created = await call("POST", "/v1/sessions", { body: { id: sid } });
     expect(created.body.tenant).toBe("default");
     // Both bare tokens name the same tenant.
-    const other = await call("GET", `/v1/sessions/${sid}`, { token: "second-agent-token" });
+    const other = await call("GET", `/v1/sessions/${sid}`, { token: SECOND_AGENT_TOKEN });
     expect(other.body.lifetime).toBe(created.body.lifetime);
   });
 

@@ -12,8 +12,9 @@ import {
   uniqueId,
   view,
 } from "../support/api";
+import { CALLBACK_SECRET_NEW, CALLBACK_SECRET_OLD } from "../support/secrets";
 
-const OLD_SECRET = "test-callback-secret-old";
+const OLD_SECRET = CALLBACK_SECRET_OLD;
 /** Columns revision 2 added; a database of the old shape has none of them. */
 const NEW_COLUMNS = new Set(["seq", "job_seq", "tenant"]);
 
@@ -94,7 +95,7 @@ describe("upgrading a session stored by revision 1", () => {
     // New reservations continue the numbering: their tokens bind the next seq.
     const fresh = await reserve(sid, "h4");
     expect(fresh.callback.token).toBe(
-      mintCallbackToken("test-callback-secret-new", {
+      mintCallbackToken(CALLBACK_SECRET_NEW, {
         tenant: "default",
         sessionId: sid,
         lifetime: created.lifetime,

@@ -1,0 +1,46 @@
+// One real `wrangler dev` per describe block, on its own state directory and free port: started
+// before the block's tests, stopped (and its state removed) after. What the tests send is theirs.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+
+export interface LocalDev {
+  /** The running process; another one after `restart`. */
+  readonly dev: WranglerDev;
+  readonly port: number;
+  /** Stops the process and starts another on the same state directory and port. */
+  restart(): Promise<WranglerDev>;
+}
+
+export function useWranglerDev(name: string, vars: Record<string, string> = {}): LocalDev {
+  const stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-${name}-`));
+  let running: WranglerDev | undefined;
+  let port = 0;
+  const started = (): WranglerDev => {
+    if (running === undefined) throw new Error("wrangler dev runs only while the block's tests do");
+    return running;
+  };
+  beforeAll(async () => {
+    port = await freePort();
+    running = await startWranglerDev(stateDir, port, vars);
+  });
+  afterAll(async () => {
+    await running?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+  return {
+    get dev() {
+      return started();
+    },
+    get port() {
+      return port;
+    },
+    async restart() {
+      await started().stop();
+      running = await startWranglerDev(stateDir, port, vars);
+      return running;
+    },
+  };
+}
