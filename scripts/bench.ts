@@ -8,6 +8,7 @@ import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { benchIndex } from "./bench-index";
 import { benchSemantics } from "./bench-semantics";
+import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { api, freePort, startWranglerDev } from "./lib/local-stack";
@@ -29,9 +30,9 @@ import { buildWorkflowsPeer, startWorkflowsPeer } from "./lib/workflows-peer";
 const quick = process.argv.includes("--quick");
 export const PLAN = {
   runs: quick ? 1 : 3,
-  sequential: quick ? 60 : 200,
+  sequential: quick ? 50 : 200,
   warmup: quick ? 10 : 20,
-  concurrent: quick ? 160 : 400,
+  concurrent: quick ? 128 : 400,
   concurrency: 16,
 };
 
@@ -158,6 +159,7 @@ async function main(): Promise<void> {
   for (let run = 1; run <= PLAN.runs; run += 1) await oneRun(run, scripts);
   printTables(tally, PLAN);
   await benchSemantics(scripts);
+  await benchSyscalls(scripts.execInbox);
   if (!quick) {
     say("### The session index off and on (`npm run bench:index`, wrangler dev)");
     await benchIndex(false, say);
