@@ -1,5 +1,6 @@
 // `npm run bench:syscalls`, also part of `npm run bench`: the durable writes (fsync calls, read with
-// strace) a wake costs on workerd, against the floor Worker's one-row commit; and, as an
+// strace) a wake costs on workerd and on Restate, one at a time and 16 in flight, against the floor
+// Worker's one-row commit; and, as an
 // experiment, the same build with the alarm arming cut out (never served, only measured), to show
 // what the alarm's writes cost. Needs strace; without it the section says so and is skipped.
 import { execFileSync, spawn } from "node:child_process";
@@ -24,8 +25,9 @@ import {
 } from "./lib/miniflare-stack";
 import { settle } from "./lib/proc";
 import { say, table } from "./lib/report";
+import { startRestatePeer } from "./lib/restate-peer";
 import { percentile } from "./lib/stats";
-import { execInboxSystem } from "./lib/wake-systems";
+import { execInboxSystem, pool, restateSystem, type WakeSystem } from "./lib/wake-systems";
 
 const SAMPLES = 100;
 
@@ -49,8 +51,15 @@ async function syscallsDuring(pids: readonly number[], work: () => Promise<void>
   await new Promise((done) => setTimeout(done, 300));
   tracer.kill("SIGINT");
   await new Promise((done) => tracer.once("exit", done));
-  const count = (name: string) =>
-    Number(new RegExp(`(\\d+)(?:\\s+\\d+)?\\s+${name}\\s*$`, "m").exec(output.join(""))?.[1] ?? 0);
+  // strace -c rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+  const count = (name: string) => {
+    const row = output
+      .join("")
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .find((cells) => cells.at(-1) === name);
+    return Number(row?.[3] ?? 0);
+  };
   return { fsync: count("fsync") + count("fdatasync"), pwrite: count("pwrite64") };
 }
 
@@ -68,29 +77,50 @@ function withoutAlarmArming(script: string): string | null {
   return join(dir, "index.js");
 }
 
-async function wakes(script: string, index: "on" | "off", state: string) {
+/** Wakes SAMPLES sessions of `system`, one at a time or `concurrency` in flight, under strace. */
+async function tracedWakes(system: WakeSystem, concurrency: number) {
+  const keys = await system.prepare(`s${concurrency}`, SAMPLES + 10);
+  for (const key of keys.slice(0, 10)) {
+    await system.wake(key);
+    await system.resumedAt(key);
+  }
+  await settle(system.pids);
+  const latencies: number[] = [];
+  const counts = await syscallsDuring(system.pids(), async () => {
+    await pool(keys.slice(10), concurrency, async (key) => {
+      const t0 = wallNow();
+      await system.wake(key);
+      latencies.push((await system.resumedAt(key)) - t0);
+    });
+  });
+  return { ...counts, p50: concurrency === 1 ? percentile(latencies, 50) : Number.NaN };
+}
+
+async function execInboxWakes(
+  script: string,
+  index: "on" | "off",
+  state: string,
+  concurrency: number,
+) {
   const host = await startArrivalsHost();
   const served: ServedWorker = await serveExecInbox(script, state, { INDEX_UPDATES: index });
   try {
-    const system = execInboxSystem("syscalls", served.directBase, host, () => served.pids);
-    const keys = await system.prepare("s", SAMPLES + 10);
-    for (const key of keys.slice(0, 10)) {
-      await system.wake(key);
-      await system.resumedAt(key);
-    }
-    await settle(() => served.pids);
-    const latencies: number[] = [];
-    const counts = await syscallsDuring(served.pids, async () => {
-      for (const key of keys.slice(10)) {
-        const t0 = wallNow();
-        await system.wake(key);
-        latencies.push((await system.resumedAt(key)) - t0);
-      }
-    });
-    return { ...counts, p50: percentile(latencies, 50) };
+    return await tracedWakes(
+      execInboxSystem("syscalls", served.directBase, host, () => served.pids),
+      concurrency,
+    );
   } finally {
     await served.stop();
     await host.close();
+  }
+}
+
+async function restateWakes(concurrency: number) {
+  const peer = await startRestatePeer();
+  try {
+    return await tracedWakes(restateSystem("syscalls", peer, false), concurrency);
+  } finally {
+    await peer.stop();
   }
 }
 
@@ -118,29 +148,36 @@ export async function benchSyscalls(script: string): Promise<void> {
         "–",
       ],
     ];
-    const variants: Array<[string, string | null, "on" | "off"]> = [
-      ["exec-inbox wake, index on", script, "on"],
-      ["exec-inbox wake, index off", script, "off"],
+    const cases: Array<[string, () => Promise<{ fsync: number; pwrite: number; p50: number }>]> = [
+      ["exec-inbox wake, index on", () => execInboxWakes(script, "on", join(state, "on"), 1)],
+      ["exec-inbox wake, index off", () => execInboxWakes(script, "off", join(state, "off"), 1)],
       [
-        "experiment: index off, alarm arming cut out (loses the durable fallback)",
-        withoutAlarmArming(script),
-        "off",
+        "exec-inbox wake, index on, 16 in flight",
+        () => execInboxWakes(script, "on", join(state, "on16"), 16),
       ],
+      ["Restate HTTP/1.1 wake (restate-server and service)", () => restateWakes(1)],
+      ["Restate HTTP/1.1 wake, 16 in flight", () => restateWakes(16)],
     ];
-    for (const [name, build, index] of variants) {
-      if (build === null) continue;
-      const figures = await wakes(build, index, join(state, name.replace(/\W+/g, "-")));
+    const experiment = withoutAlarmArming(script);
+    if (experiment !== null) {
+      cases.push([
+        "experiment: exec-inbox, index off, alarm arming cut out (loses the durable fallback)",
+        () => execInboxWakes(experiment, "off", join(state, "no-alarm"), 1),
+      ]);
+    }
+    for (const [name, run] of cases) {
+      const figures = await run();
       rows.push([
         name,
         (figures.fsync / SAMPLES).toFixed(2),
         (figures.pwrite / SAMPLES).toFixed(2),
-        figures.p50.toFixed(2),
+        Number.isNaN(figures.p50) ? "–" : figures.p50.toFixed(2),
       ]);
     }
     table(
       [
-        `one run of ${SAMPLES} sequential calls`,
-        "fsync per call",
+        `one run of ${SAMPLES} calls (one at a time unless said)`,
+        "fsync + fdatasync per call",
         "pwrite64 per call",
         "send → resumed p50 (ms)",
       ],
