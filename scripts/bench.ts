@@ -159,7 +159,7 @@ async function main(): Promise<void> {
   for (let run = 1; run <= PLAN.runs; run += 1) await oneRun(run, scripts);
   printTables(tally, PLAN);
   await benchSemantics(scripts);
-  await benchSyscalls(scripts.execInbox);
+  if (!quick) await benchSyscalls(scripts.execInbox);
   if (!quick) {
     say("### The session index off and on (`npm run bench:index`, wrangler dev)");
     await benchIndex(false, say);
