@@ -1,8 +1,8 @@
-// `npx tsx scripts/bench-ab.ts BEFORE.js AFTER.js [N]` (a build may end in `@off` or `@on` for its
-// INDEX_UPDATES): two builds of exec-inbox served side by side
-// on Miniflare, their wakes interleaved (before, after, before, …) so the machine's load falls on
-// both alike: CPU per wake of each build's workerd, and send → resumed / → 202 medians.
-// Build a "before" with `git stash`-free means: `git worktree` or `wrangler deploy --dry-run` of it.
+// `npm run bench:ab -- BEFORE.js AFTER.js [N]` (a path may end in `@off` or `@on` for its
+// INDEX_UPDATES): two builds of exec-inbox served side by side on workerd (Miniflare, direct
+// sockets), their wakes interleaved (before, after, before, …) so the machine's load falls on both
+// alike: CPU per wake of each build's workerd, and send → resumed / → 202 medians. Make each build
+// with `npx wrangler deploy --dry-run --outdir .bench/NAME` before and after the change.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
