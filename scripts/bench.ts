@@ -30,9 +30,9 @@ import { buildWorkflowsPeer, startWorkflowsPeer } from "./lib/workflows-peer";
 const quick = process.argv.includes("--quick");
 export const PLAN = {
   runs: quick ? 1 : 3,
-  sequential: quick ? 50 : 200,
-  warmup: quick ? 10 : 20,
-  concurrent: quick ? 128 : 400,
+  sequential: quick ? 30 : 200,
+  warmup: quick ? 5 : 20,
+  concurrent: quick ? 64 : 400,
   concurrency: 16,
 };
 
