@@ -106,7 +106,10 @@ async function phase(mode: "off" | "on", samples: number, hostUrl: string): Prom
   }
 }
 
-export async function benchIndex(quick: boolean): Promise<void> {
+export async function benchIndex(
+  quick: boolean,
+  print: (line: string) => void = console.log,
+): Promise<void> {
   const samples = quick ? 200 : 400;
   const modes: Array<"off" | "on"> = quick ? ["off", "on"] : ["off", "on", "off", "on"];
   const host = await startAgentHost(() => 204);
@@ -116,11 +119,11 @@ export async function benchIndex(quick: boolean): Promise<void> {
   } finally {
     await host.close();
   }
-  console.log(
+  print(
     "\n| index | sequential completions | p50 | p90 | p99 | object rows written / completion | object rows read / completion | D1 rows written / completion | sessions listed |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   );
   for (const p of phases) {
-    console.log(
+    print(
       `| ${p.mode} | ${p.samples} | ${p.p50.toFixed(2)} ms | ${p.p90.toFixed(2)} ms | ${p.p99.toFixed(2)} ms | ${p.objectRowsWritten.toFixed(2)} | ${p.objectRowsRead.toFixed(2)} | ${p.indexRowsWritten.toFixed(2)} | ${p.listed} |`,
     );
   }
@@ -133,7 +136,7 @@ export async function benchIndex(quick: boolean): Promise<void> {
         .sort((a, b) => a - b),
       50,
     );
-  console.log(
+  print(
     `completion p50 with the index / without: ${pooledP50("on").toFixed(2)} ms / ${pooledP50("off").toFixed(2)} ms = ${(pooledP50("on") / pooledP50("off")).toFixed(3)}×`,
   );
 }

@@ -1,293 +1,177 @@
-// `npm run bench [-- --quick]`: ingest, wake latency, the runtime's floor and cost per completion of
-// exec-inbox under the real wrangler dev, printed as median / p99 / runs and as ratios to the floor.
+// `npm run bench [-- --quick]`: exec-inbox's wake against Restate's and Cloudflare Workflows', on the
+// runtimes exec-inbox runs on locally (wrangler dev; the built Worker on workerd through Miniflare's
+// API, with and without its entry worker), beside the runtime's floors, with cost and a table of
+// semantics measured by running each case. A full run writes every table to
+// docs/benchmarks-latest.md; the tables' layout is in scripts/bench-tables.ts.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
-import { cpus, tmpdir } from "node:os";
+import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { benchIndex } from "./bench-index";
+import { benchSemantics } from "./bench-semantics";
+import { benchSyscalls } from "./bench-syscalls";
+import { printTables, SYSTEM } from "./bench-tables";
+import { startArrivalsHost } from "./lib/arrivals-host";
 import { api, freePort, startWranglerDev } from "./lib/local-stack";
+import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
+import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
+import { loadAverage, processTree } from "./lib/proc";
+import { say, Tally, writeReport } from "./lib/report";
 import { startRestatePeer } from "./lib/restate-peer";
+import {
+  execInboxSystem,
+  type FloorSystem,
+  floorSystem,
+  restateSystem,
+  type WakeSystem,
+  workflowsSystem,
+} from "./lib/wake-systems";
+import { buildWorkflowsPeer, startWorkflowsPeer } from "./lib/workflows-peer";
 
 const quick = process.argv.includes("--quick");
-const scale = (full: number, small: number): number => (quick ? small : full);
+export const PLAN = {
+  runs: quick ? 1 : 3,
+  sequential: quick ? 30 : 200,
+  warmup: quick ? 5 : 20,
+  concurrent: quick ? 64 : 400,
+  concurrency: 16,
+};
 
-interface Figures {
-  readonly runs: number;
-  readonly perSecond: number;
-  readonly p50: number;
-  readonly p99: number;
+const tally = new Tally();
+
+/** One system in one run: its floors, then (if it wakes) sequential and concurrent wakes. */
+async function measure(system: FloorSystem | WakeSystem): Promise<void> {
+  const figures: Figures = {};
+  const floors: Array<[string, (() => Promise<void>) | undefined]> = [
+    ["noop", system.noop],
+    ["object", system.noopObject],
+    ["write", system.noopWrite],
+  ];
+  for (const [name, call] of floors) {
+    if (call === undefined) continue;
+    const floor = await floorOf(
+      call,
+      PLAN.sequential,
+      PLAN.concurrent,
+      PLAN.concurrency,
+      system.pids,
+    );
+    figures[`${name} p50`] = floor.p50;
+    figures[`${name} p99`] = floor.p99;
+    figures[`${name} rate`] = floor.rate;
+    figures[`${name} cpu per 1000`] = floor.cpuPer1000;
+  }
+  if ("prepare" in system) {
+    Object.assign(figures, await sequentialWakes(system, PLAN.sequential, PLAN.warmup));
+    Object.assign(figures, await concurrentWakes(system, PLAN.concurrent, PLAN.concurrency));
+  }
+  tally.add(system.name, figures);
+  const brief = ["wake p50", "accept p50", "accept rate", "cpu per 1000", "write p50", "object p50"]
+    .filter((metric) => figures[metric] !== undefined)
+    .map((metric) => `${metric} ${figures[metric]?.toFixed(2)}`)
+    .join(", ");
+  console.log(`  ${system.name}: ${brief}`);
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0
-    ? Number.NaN
-    : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN);
-
-/** Runs `count` calls with `concurrency` in flight and times each one. */
-async function load(
-  count: number,
-  concurrency: number,
-  call: (i: number) => Promise<unknown>,
-): Promise<Figures> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const t0 = performance.now();
-        await call(i);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    runs: count,
-    perSecond: count / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
+/** Rows and billed units of one completion that wakes a session, from the object's own counters. */
+async function rowsPerWake(base: string, system: ReturnType<typeof execInboxSystem>) {
+  const keys = await system.prepare("rows", 10);
+  const totals = { rows_written: 0, rows_read: 0, alarms: 0, index_rows_written: 0 };
+  for (const sid of keys) {
+    const before = (await api(base, "GET", `/v1/sessions/${sid}/stats`)).body;
+    await system.wake(sid);
+    await system.resumedAt(sid);
+    // The delivery's outcome commits after the host answered; the index update 100 ms later.
+    await new Promise((done) => setTimeout(done, 300));
+    const after = (await api(base, "GET", `/v1/sessions/${sid}/stats`)).body;
+    for (const key of Object.keys(totals) as Array<keyof typeof totals>) {
+      totals[key] += (after[key] - before[key]) / keys.length;
+    }
+  }
+  return totals;
 }
 
-const rows: string[] = [];
-function report(name: string, figures: Figures, floor?: Figures): void {
-  const ratio =
-    floor === undefined
-      ? ""
-      : ` | ${(figures.perSecond / floor.perSecond).toFixed(2)}× rate, ${(figures.p50 / floor.p50).toFixed(2)}× p50`;
-  const line = `| ${name} | ${figures.runs} | ${figures.perSecond.toFixed(0)}/s | ${figures.p50.toFixed(1)} ms | ${figures.p99.toFixed(1)} ms${ratio} |`;
-  rows.push(line);
-  console.log(line);
+async function oneRun(run: number, scripts: { execInbox: string; workflows: string }) {
+  say(`- run ${run}/${PLAN.runs}: load average at start ${loadAverage()}`);
+  const host = await startArrivalsHost();
+  const state = mkdtempSync(join(tmpdir(), "exec-inbox-bench-"));
+  try {
+    const floor = await serveFloorWorker(join(state, "floor"));
+    await measure(floorSystem(SYSTEM.floorDirect, floor.directBase, () => floor.pids));
+    await measure(floorSystem(SYSTEM.floorEntry, floor.base, () => floor.pids));
+    await floor.stop();
+
+    const served = await serveExecInbox(scripts.execInbox, join(state, "mf"));
+    const direct = execInboxSystem(SYSTEM.execDirect, served.directBase, host, () => served.pids);
+    await measure(direct);
+    tally.add(SYSTEM.execDirect, await rowsPerWake(served.directBase, direct));
+    await measure(execInboxSystem(SYSTEM.execEntry, served.base, host, () => served.pids));
+    await served.stop();
+
+    const noIndex = await serveExecInbox(scripts.execInbox, join(state, "mf-off"), {
+      INDEX_UPDATES: "off",
+    });
+    await measure(
+      execInboxSystem(SYSTEM.execNoIndex, noIndex.directBase, host, () => noIndex.pids),
+    );
+    await noIndex.stop();
+
+    const dev = await startWranglerDev(join(state, "dev"), await freePort());
+    await measure(
+      execInboxSystem(SYSTEM.execDev, dev.base, host, () => processTree(dev.pid() ?? -1)),
+    );
+    await dev.stop();
+
+    for (const http2 of [false, true]) {
+      const name = http2 ? SYSTEM.restate2 : SYSTEM.restate1;
+      const peer = await startRestatePeer({ http2 });
+      await measure(restateSystem(name, peer, http2));
+      tally.add(name, { "handler errors": peer.handlerErrors() });
+      await peer.stop();
+    }
+
+    const flows = await startWorkflowsPeer(scripts.workflows, join(state, "wf"));
+    await measure(workflowsSystem(SYSTEM.flowsDirect, flows, flows.served.directBase, host));
+    await measure(workflowsSystem(SYSTEM.flowsEntry, flows, flows.served.base, host));
+    await flows.stop();
+  } finally {
+    await host.close();
+    rmSync(state, { recursive: true, force: true });
+  }
+  say(`- run ${run}/${PLAN.runs}: load average at end ${loadAverage()}`);
 }
 
 async function main(): Promise<void> {
-  const workerd = JSON.parse(readFileSync("node_modules/workerd/package.json", "utf8")).version;
-  console.log(
-    `machine: ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, workerd ${workerd}, mode ${quick ? "quick" : "full"}`,
+  const started = Date.now();
+  const version = (path: string) => JSON.parse(readFileSync(path, "utf8")).version as string;
+  say(
+    `Generated by \`npm run bench${quick ? " -- --quick" : ""}\` on ${new Date(started).toISOString()}.`,
   );
-  const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-bench-"));
-  const arrivals = new Map<string, number>();
-  const host = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      const payload = JSON.parse(body) as { session_id: string };
-      if (!arrivals.has(payload.session_id)) arrivals.set(payload.session_id, performance.now());
-      response.writeHead(204).end();
-    });
-  });
-  const hostPort = await freePort();
-  await new Promise<void>((resolve) => host.listen(hostPort, "127.0.0.1", resolve));
-  const dev = await startWranglerDev(stateDir, await freePort(), {
-    RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
-  });
-  const base = dev.base;
-  const resumeUrl = `http://127.0.0.1:${hostPort}/resume`;
-  const run = Date.now().toString(36);
-  const FIXED = 8;
-  const WAKE_SIZES = quick ? [1, 10, 100] : [1, 10, 100, 300];
-  const SATURATION = 64;
-
-  const get = async (path: string) => {
-    const response = await fetch(`${base}${path}`);
-    await response.arrayBuffer();
-    if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  say(
+    `Machine: ${hostname()}, ${cpus().length} cores (${cpus()[0]?.model}), ${Math.round(totalmem() / 2 ** 30)} GiB; node ${process.version}, workerd ${version("node_modules/workerd/package.json")}, miniflare ${version("node_modules/miniflare/package.json")}, restate-server ${version("node_modules/@restatedev/restate-server/package.json")}, @restatedev/restate-sdk ${version("node_modules/@restatedev/restate-sdk/package.json")}.`,
+  );
+  say(`Load average at start: ${loadAverage()} (1, 5, 15 min; runnable/total; last pid).`);
+  if (quick) say("\n**Quick mode: one run, fewer samples. Indicative only; not for the doc.**");
+  say();
+  const scripts = {
+    execInbox: buildWorker(".", ".bench/exec-inbox"),
+    workflows: buildWorkflowsPeer(),
   };
-  // Warm both paths so start-up cost is not measured.
-  await load(200, FIXED, () => get("/healthz"));
-  await load(200, FIXED, () => get("/healthz/object"));
-
-  console.log(
-    "\n| load | runs | rate | p50 | p99 | vs floor |\n| --- | --- | --- | --- | --- | --- |",
+  for (let run = 1; run <= PLAN.runs; run += 1) await oneRun(run, scripts);
+  printTables(tally, PLAN);
+  await benchSemantics(scripts);
+  if (!quick) await benchSyscalls(scripts.execInbox);
+  if (!quick) {
+    say("### The session index off and on (`npm run bench:index`, wrangler dev)");
+    await benchIndex(false, say);
+  }
+  say();
+  say(
+    `Finished in ${Math.round((Date.now() - started) / 1000)} s; load average at end: ${loadAverage()}.`,
   );
-  const n = scale(4000, 800);
-  const floorFixed = await load(n, FIXED, () => get("/healthz"));
-  report(`no-op route, concurrency ${FIXED}`, floorFixed);
-  const floorSat = await load(n, SATURATION, () => get("/healthz"));
-  report(`no-op route, concurrency ${SATURATION}`, floorSat);
-  const objectFixed = await load(n, FIXED, () => get("/healthz/object"));
-  report(`no-op Durable Object call, concurrency ${FIXED}`, objectFixed, floorFixed);
-  const objectSat = await load(n, SATURATION, () => get("/healthz/object"));
-  report(`no-op Durable Object call, concurrency ${SATURATION}`, objectSat, floorSat);
-
-  /** Reserves `jobs` handles in each of `sessions` fresh sessions; returns the completion calls. */
-  async function prepare(label: string, sessions: number, jobs: number) {
-    const calls: Array<{ sid: string; path: string; token: string }> = [];
-    for (let s = 0; s < sessions; s += 1) {
-      const sid = `bench-${run}-${label}-${s}`;
-      await api(base, "POST", "/v1/sessions", { id: sid, resume_url: resumeUrl });
-      await Promise.all(
-        Array.from({ length: jobs }, async (_, j) => {
-          const reserved = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-            handle: `j${j}`,
-            command: `job ${j}`,
-          });
-          calls.push({
-            sid,
-            path: `/v1/sessions/${sid}/exec-jobs/j${j}/completion`,
-            token: reserved.body.callback.token,
-          });
-        }),
-      );
-    }
-    return calls;
-  }
-  const statsOf = async (sid: string) => (await api(base, "GET", `/v1/sessions/${sid}/stats`)).body;
-  let cost: Record<string, number> | undefined;
-  async function ingest(
-    label: string,
-    sessions: number,
-    jobs: number,
-    concurrency: number,
-    floor: Figures,
-  ) {
-    const calls = await prepare(label, sessions, jobs);
-    const sid = calls[0]?.sid ?? "";
-    const before = sessions === 1 ? await statsOf(sid) : undefined;
-    const figures = await load(calls.length, concurrency, async (i) => {
-      const call = calls[i];
-      if (call === undefined) return;
-      const answer = await api(
-        base,
-        "POST",
-        call.path,
-        { status: "completed", exit_code: 0, output: `output ${i}` },
-        call.token,
-      );
-      if (answer.status !== 202) throw new Error(`completion: ${answer.status}`);
-    });
-    if (before !== undefined && cost === undefined) {
-      // Read at once, before the idle object can be evicted (its counters live in memory).
-      const after = await statsOf(sid);
-      cost = {
-        completions: calls.length,
-        rows_read: (after.rows_read - before.rows_read) / calls.length,
-        rows_written: (after.rows_written - before.rows_written) / calls.length,
-        stored_bytes: (after.database_bytes - before.database_bytes) / calls.length,
-        alarms: (after.alarms - before.alarms) / calls.length,
-      };
-    }
-    report(`ingest ${sessions} session × ${jobs} jobs, concurrency ${concurrency}`, figures, floor);
-    return calls;
-  }
-  const oneN = scale(1000, 200);
-  await ingest("one-fixed", 1, oneN, FIXED, floorFixed);
-  await ingest("one-sat", 1, oneN, SATURATION, floorSat);
-  const K = 100;
-  const perSession = scale(10, 3);
-  await ingest("many-fixed", K, perSession, FIXED, floorFixed);
-  await ingest("many-sat", K, perSession, SATURATION, floorSat);
-
-  // Wake latency: completion POST leaves the client → signed resume arrives at the agent host.
-  console.log(
-    "\n| wake | sessions | p50 | p99 | completions or resolutions /s |\n| --- | --- | --- | --- | --- |",
+  writeReport(
+    quick ? ".bench/benchmarks-quick.md" : "docs/benchmarks-latest.md",
+    quick ? "Benchmark figures (quick run)" : "Benchmark figures of the last full run",
   );
-  const wakes = new Map<number, Figures>();
-  for (const sessions of WAKE_SIZES) {
-    const label = `wake-${sessions}`;
-    const calls = await prepare(label, sessions, 1);
-    for (const call of calls) {
-      const runId = (await api(base, "POST", `/v1/sessions/${call.sid}/runs`, {})).body.run_id;
-      await api(base, "POST", `/v1/sessions/${call.sid}/runs/${runId}/suspend`, {
-        waiting_for: ["j0"],
-      });
-    }
-    const sent = new Map<string, number>();
-    const rate = await load(calls.length, FIXED, async (i) => {
-      const call = calls[i];
-      if (call === undefined) return;
-      sent.set(call.sid, performance.now());
-      await api(
-        base,
-        "POST",
-        call.path,
-        { status: "completed", exit_code: 0, output: "x" },
-        call.token,
-      );
-    });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && calls.some((call) => !arrivals.has(call.sid))) await sleep(20);
-    const latencies = calls
-      .map((call) => (arrivals.get(call.sid) ?? Number.NaN) - (sent.get(call.sid) ?? 0))
-      .sort((a, b) => a - b);
-    const figures = {
-      runs: sessions,
-      perSecond: rate.perSecond,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-    wakes.set(sessions, figures);
-    console.log(
-      `| exec-inbox: completion → signed resume at the host | ${sessions} | ${figures.p50.toFixed(1)} ms | ${figures.p99.toFixed(1)} ms | ${figures.perSecond.toFixed(0)} |`,
-    );
-  }
-
-  // The same shape on Restate: a suspended handler per session, resolved over HTTP ingress.
-  const peer = await startRestatePeer();
-  for (const sessions of WAKE_SIZES) {
-    const keys = Array.from({ length: sessions }, (_, i) => `bench-${run}-${sessions}-${i}`);
-    const ids = await Promise.all(keys.map((key) => peer.start(key)));
-    await sleep(300); // let every handler suspend
-    const latencies: number[] = [];
-    const rate = await load(keys.length, FIXED, async (i) => {
-      const t0 = performance.now();
-      const resolved = await peer.resolve(keys[i] ?? "", ids[i] ?? "");
-      resolved.resumed.then((at) => latencies.push(at - t0));
-    });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && latencies.length < sessions) await sleep(20);
-    latencies.sort((a, b) => a - b);
-    const figures = {
-      runs: sessions,
-      perSecond: rate.perSecond,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-    };
-    const ours = wakes.get(sessions);
-    console.log(
-      `| Restate: resolve → handler resumed | ${sessions} | ${figures.p50.toFixed(1)} ms | ${figures.p99.toFixed(1)} ms | ${figures.perSecond.toFixed(0)} |`,
-    );
-    if (ours !== undefined) {
-      console.log(
-        `| ratio exec-inbox / Restate | ${sessions} | ${(ours.p50 / figures.p50).toFixed(2)}× | ${(ours.p99 / figures.p99).toFixed(2)}× | ${(ours.perSecond / figures.perSecond).toFixed(2)}× |`,
-      );
-    }
-  }
-  await peer.stop();
-
-  console.log(`restate handler errors logged (retried by Restate): ${peer.handlerErrors()}`);
-
-  // Cost per completion (one session, idle, so one resume for the batch; counters read around it).
-  if (cost !== undefined) {
-    // Prices: developers.cloudflare.com/durable-objects/platform/pricing (read 2026-11-30), Workers Paid,
-    // beyond the included amounts: $0.15 per million requests (alarm invocations included),
-    // $1.00 per million rows written, $0.001 per million rows read, $0.20 per GB-month stored.
-    const requests = 1 + (cost.alarms ?? 0);
-    const perMillion = {
-      requests: requests * 0.15,
-      rows_written: (cost.rows_written ?? 0) * 1.0,
-      rows_read: (cost.rows_read ?? 0) * 0.001,
-      storage_month: (((cost.stored_bytes ?? 0) * 1e6) / 1e9) * 0.2,
-    };
-    const total = Object.values(perMillion).reduce((a, b) => a + b, 0);
-    console.log(`\ncost per completion (${cost.completions} completions into one session):`);
-    console.log(JSON.stringify({ durable_object_requests: requests, ...cost }));
-    console.log(
-      `USD per million completions (beyond free tiers; duration not included): ${JSON.stringify(perMillion)} → ${total.toFixed(2)}`,
-    );
-  }
-
-  await dev.stop();
-  host.close();
-  rmSync(stateDir, { recursive: true, force: true });
-
-  // Completion latency with the session index off and on, each on its own wrangler dev.
-  await benchIndex(quick);
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,196 @@
+// `npm run bench:syscalls`, also part of `npm run bench`: the durable writes (fsync calls, read with
+// strace) a wake costs on workerd and on Restate, one at a time and 16 in flight, against the floor
+// Worker's one-row commit; and, as an
+// experiment, the same build with the alarm arming cut out (never served, only measured), to show
+// what the alarm's writes cost. Needs strace; without it the section says so and is skipped.
+import { execFileSync, spawn } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startArrivalsHost, wallNow } from "./lib/arrivals-host";
+import {
+  buildWorker,
+  type ServedWorker,
+  serveExecInbox,
+  serveFloorWorker,
+} from "./lib/miniflare-stack";
+import { settle } from "./lib/proc";
+import { say, table } from "./lib/report";
+import { startRestatePeer } from "./lib/restate-peer";
+import { percentile } from "./lib/stats";
+import { execInboxSystem, pool, restateSystem, type WakeSystem } from "./lib/wake-systems";
+
+const SAMPLES = 100;
+
+/** strace's counts of fsync and pwrite64 by `pids` while `work` runs. */
+async function syscallsDuring(pids: readonly number[], work: () => Promise<void>) {
+  const output: string[] = [];
+  const tracer = spawn(
+    "strace",
+    [
+      "-f",
+      "-c",
+      "-e",
+      "trace=fsync,fdatasync,pwrite64",
+      ...pids.flatMap((pid) => ["-p", String(pid)]),
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  tracer.stderr.on("data", (chunk) => output.push(String(chunk)));
+  await new Promise((done) => setTimeout(done, 1000));
+  await work();
+  await new Promise((done) => setTimeout(done, 300));
+  tracer.kill("SIGINT");
+  await new Promise((done) => tracer.once("exit", done));
+  // strace -c rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+  const count = (name: string) => {
+    const row = output
+      .join("")
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .find((cells) => cells.at(-1) === name);
+    return Number(row?.[3] ?? 0);
+  };
+  return { fsync: count("fsync") + count("fdatasync"), pwrite: count("pwrite64") };
+}
+
+/** The built Worker with `armAlarmInBackground` made a no-op: an experiment, never a deployment. */
+function withoutAlarmArming(script: string): string | null {
+  const source = readFileSync(script, "utf8");
+  const marker = "armAlarmInBackground() {";
+  if (!source.includes(marker)) return null;
+  const dir = ".bench/exec-inbox-no-alarm";
+  mkdirSync(dir, { recursive: true });
+  for (const file of readdirSync(join(script, ".."))) {
+    if (file.endsWith(".sql")) copyFileSync(join(script, "..", file), join(dir, file));
+  }
+  writeFileSync(join(dir, "index.js"), source.replace(marker, `${marker} return;`));
+  return join(dir, "index.js");
+}
+
+/** Wakes SAMPLES sessions of `system`, one at a time or `concurrency` in flight, under strace. */
+async function tracedWakes(system: WakeSystem, concurrency: number) {
+  const keys = await system.prepare(`s${concurrency}`, SAMPLES + 10);
+  for (const key of keys.slice(0, 10)) {
+    await system.wake(key);
+    await system.resumedAt(key);
+  }
+  await settle(system.pids);
+  const latencies: number[] = [];
+  const counts = await syscallsDuring(system.pids(), async () => {
+    await pool(keys.slice(10), concurrency, async (key) => {
+      const t0 = wallNow();
+      await system.wake(key);
+      latencies.push((await system.resumedAt(key)) - t0);
+    });
+  });
+  return { ...counts, p50: concurrency === 1 ? percentile(latencies, 50) : Number.NaN };
+}
+
+async function execInboxWakes(
+  script: string,
+  index: "on" | "off",
+  state: string,
+  concurrency: number,
+) {
+  const host = await startArrivalsHost();
+  const served: ServedWorker = await serveExecInbox(script, state, { INDEX_UPDATES: index });
+  try {
+    return await tracedWakes(
+      execInboxSystem("syscalls", served.directBase, host, () => served.pids),
+      concurrency,
+    );
+  } finally {
+    await served.stop();
+    await host.close();
+  }
+}
+
+async function restateWakes(concurrency: number) {
+  const peer = await startRestatePeer();
+  try {
+    return await tracedWakes(restateSystem("syscalls", peer, false), concurrency);
+  } finally {
+    await peer.stop();
+  }
+}
+
+export async function benchSyscalls(script: string): Promise<void> {
+  say("### Durable writes per wake (strace, workerd direct)");
+  try {
+    execFileSync("strace", ["-V"], { stdio: "ignore" });
+  } catch {
+    say("strace is not installed: section skipped.");
+    return;
+  }
+  const state = mkdtempSync(join(tmpdir(), "exec-inbox-syscalls-"));
+  try {
+    const floor = await serveFloorWorker(join(state, "floor"));
+    const floorCounts = await syscallsDuring(floor.pids, async () => {
+      for (let i = 0; i < SAMPLES; i += 1)
+        await (await fetch(`${floor.directBase}/write?o=s`)).text();
+    });
+    await floor.stop();
+    const rows: string[][] = [
+      [
+        "floor Worker: object call committing one row",
+        (floorCounts.fsync / SAMPLES).toFixed(2),
+        (floorCounts.pwrite / SAMPLES).toFixed(2),
+        "–",
+      ],
+    ];
+    const cases: Array<[string, () => Promise<{ fsync: number; pwrite: number; p50: number }>]> = [
+      ["exec-inbox wake, index on", () => execInboxWakes(script, "on", join(state, "on"), 1)],
+      ["exec-inbox wake, index off", () => execInboxWakes(script, "off", join(state, "off"), 1)],
+      [
+        "exec-inbox wake, index on, 16 in flight",
+        () => execInboxWakes(script, "on", join(state, "on16"), 16),
+      ],
+      ["Restate HTTP/1.1 wake (restate-server and service)", () => restateWakes(1)],
+      ["Restate HTTP/1.1 wake, 16 in flight", () => restateWakes(16)],
+    ];
+    const experiment = withoutAlarmArming(script);
+    if (experiment !== null) {
+      cases.push([
+        "experiment: exec-inbox, index off, alarm arming cut out (loses the durable fallback)",
+        () => execInboxWakes(experiment, "off", join(state, "no-alarm"), 1),
+      ]);
+    }
+    for (const [name, run] of cases) {
+      const figures = await run();
+      rows.push([
+        name,
+        (figures.fsync / SAMPLES).toFixed(2),
+        (figures.pwrite / SAMPLES).toFixed(2),
+        Number.isNaN(figures.p50) ? "–" : figures.p50.toFixed(2),
+      ]);
+    }
+    table(
+      [
+        `one run of ${SAMPLES} calls (one at a time unless said)`,
+        "fsync + fdatasync per call",
+        "pwrite64 per call",
+        "send → resumed p50 (ms)",
+      ],
+      rows,
+    );
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  benchSyscalls(buildWorker(".", ".bench/exec-inbox")).catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

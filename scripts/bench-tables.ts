@@ -1,0 +1,233 @@
+// The tables `npm run bench` prints from the figures of its runs: latency, rates, cost and size,
+// exec-inbox against its peers, the aims of issue 12 item 5, and the price per million completions.
+import { say, type Tally, table } from "./lib/report";
+
+export const SYSTEM = {
+  floorDirect: "floor Worker · workerd direct",
+  floorEntry: "floor Worker · Miniflare entry",
+  execDirect: "exec-inbox · workerd direct",
+  execEntry: "exec-inbox · Miniflare entry",
+  execNoIndex: "exec-inbox · workerd direct, index off",
+  execDev: "exec-inbox · wrangler dev",
+  restate1: "Restate · HTTP/1.1",
+  restate2: "Restate · HTTP/2",
+  flowsDirect: "Workflows · workerd direct",
+  flowsEntry: "Workflows · Miniflare entry",
+} as const;
+
+const ALL = Object.values(SYSTEM);
+const WAKERS = ALL.filter((name) => !name.startsWith("floor"));
+const EXEC = SYSTEM.execDirect;
+
+interface Plan {
+  runs: number;
+  sequential: number;
+  warmup: number;
+  concurrent: number;
+  concurrency: number;
+}
+
+export function printTables(t: Tally, plan: Plan): void {
+  say();
+  say(
+    `Each cell: the median of ${plan.runs} run${plan.runs === 1 ? "" : "s"}${plan.runs === 1 ? "" : ", with the lowest and highest run in brackets"}. Latencies: ${plan.sequential} sequential samples per run (each wake waits for the previous session to resume) after ${plan.warmup} warm-up wakes and 50 warm-up floor calls. Rates, CPU and memory: a separate phase of ${plan.concurrent} wakes (or floor calls) with ${plan.concurrency} in flight, after ${plan.concurrency * 2} warm-up wakes. "workerd direct" is the built Worker on its own workerd socket (Miniflare's \`unsafeDirectSockets\`); "Miniflare entry" goes through Miniflare's entry worker; wrangler dev adds its proxy process.`,
+  );
+  say("\n### Floors of the runtime (ms, and calls per second at concurrency 16)");
+  table(
+    [
+      "runtime",
+      "no-op route p50",
+      "p99",
+      "no-op object call p50",
+      "p99",
+      "object call committing one row p50",
+      "p99",
+      "no-op route /s",
+      "no-op object /s",
+      "one-row commits /s (16 objects)",
+    ],
+    ALL.filter((s) => t.get(s, "noop p50").runs > 0 || t.get(s, "object p50").runs > 0).map((s) => [
+      s,
+      t.cell(s, "noop p50"),
+      t.cell(s, "noop p99"),
+      t.cell(s, "object p50"),
+      t.cell(s, "object p99"),
+      t.cell(s, "write p50"),
+      t.cell(s, "write p99"),
+      t.cell(s, "noop rate"),
+      t.cell(s, "object rate"),
+      t.cell(s, "write rate"),
+    ]),
+  );
+  say("### Wake latency, sequential (ms)");
+  table(
+    [
+      "system",
+      "send → accepted p50",
+      "p99",
+      "send → resumed p50",
+      "p99",
+      "resumed / its no-op route",
+      "resumed / no-op object call",
+      "resumed / one-row commit",
+    ],
+    WAKERS.map((s) => {
+      const floorOf = s.includes("direct") ? SYSTEM.floorDirect : SYSTEM.floorEntry;
+      const ownRuntime = s.startsWith("exec") || s.startsWith("Workflows");
+      return [
+        s,
+        t.cell(s, "accept p50"),
+        t.cell(s, "accept p99"),
+        t.cell(s, "wake p50"),
+        t.cell(s, "wake p99"),
+        t.ratio([s, "wake p50"], [s, "noop p50"]),
+        ownRuntime ? t.ratio([s, "wake p50"], [floorOf, "object p50"]) : "–",
+        ownRuntime ? t.ratio([s, "wake p50"], [floorOf, "write p50"]) : "–",
+      ];
+    }),
+  );
+  say(`### Rates at concurrency ${plan.concurrency} (per second)`);
+  table(
+    ["system", "results accepted /s", "sessions resumed /s (first send → last resume)"],
+    WAKERS.map((s) => [s, t.cell(s, "accept rate"), t.cell(s, "wake rate")]),
+  );
+  say("### Cost and size, from /proc (concurrent phase)");
+  table(
+    [
+      "system",
+      "serving processes' CPU s per 1,000 wakes",
+      "per 1,000 no-op routes",
+      "load generator's CPU s per 1,000 wakes",
+      "RSS MiB per 1,000 sessions waiting",
+    ],
+    WAKERS.map((s) => [
+      s,
+      t.cell(s, "cpu per 1000"),
+      t.cell(s, "noop cpu per 1000"),
+      t.cell(s, "client cpu per 1000"),
+      t.cell(s, "rss per 1000"),
+    ]),
+  );
+  say("### exec-inbox (workerd direct) against the peers: ratios of medians");
+  const vs = (peer: string) => [
+    peer,
+    t.ratio([EXEC, "wake p50"], [peer, "wake p50"]),
+    t.ratio([EXEC, "accept p50"], [peer, "accept p50"]),
+    t.ratio([EXEC, "accept rate"], [peer, "accept rate"]),
+    t.ratio([EXEC, "wake rate"], [peer, "wake rate"]),
+    t.ratio([EXEC, "cpu per 1000"], [peer, "cpu per 1000"]),
+  ];
+  table(
+    ["peer", "resumed p50", "accepted p50", "accepted /s", "resumed /s", "CPU per wake"],
+    [vs(SYSTEM.restate1), vs(SYSTEM.restate2), vs(SYSTEM.flowsDirect), vs(SYSTEM.flowsEntry)],
+  );
+  printAims(t);
+  printRowsAndPrice(t);
+}
+
+/** Issue 12, item 5: each aim with the figures it is judged on. */
+function printAims(t: Tally): void {
+  const m = (system: string, metric: string) => t.get(system, metric).median;
+  const restate = [SYSTEM.restate1, SYSTEM.restate2];
+  const bestRestate = (metric: string, lowest: boolean) =>
+    (lowest ? Math.min : Math.max)(...restate.map((s) => m(s, metric)));
+  const aims: Array<[string, number, number, boolean]> = [
+    [
+      "completion → webhook p50 below Restate's resolve → resumed (its faster protocol)",
+      m(EXEC, "wake p50"),
+      bestRestate("wake p50", true),
+      m(EXEC, "wake p50") < bestRestate("wake p50", true),
+    ],
+    [
+      "completions accepted /s at concurrency 16 above Restate's resolutions /s",
+      m(EXEC, "accept rate"),
+      bestRestate("accept rate", false),
+      m(EXEC, "accept rate") > bestRestate("accept rate", false),
+    ],
+    [
+      "completion → 202 p50 within 1.5× of a no-op object call",
+      m(EXEC, "accept p50"),
+      1.5 * m(SYSTEM.floorDirect, "object p50"),
+      m(EXEC, "accept p50") <= 1.5 * m(SYSTEM.floorDirect, "object p50"),
+    ],
+    [
+      "(the durable floor) completion → 202 p50 within 1.5× of a one-row commit",
+      m(EXEC, "accept p50"),
+      1.5 * m(SYSTEM.floorDirect, "write p50"),
+      m(EXEC, "accept p50") <= 1.5 * m(SYSTEM.floorDirect, "write p50"),
+    ],
+    [
+      "beyond: wake p50 at most 0.5× Restate's",
+      m(EXEC, "wake p50"),
+      0.5 * bestRestate("wake p50", true),
+      m(EXEC, "wake p50") <= 0.5 * bestRestate("wake p50", true),
+    ],
+    [
+      "beyond: 2× Restate's rate",
+      m(EXEC, "accept rate"),
+      2 * bestRestate("accept rate", false),
+      m(EXEC, "accept rate") >= 2 * bestRestate("accept rate", false),
+    ],
+    [
+      "beyond: half Restate's CPU per wake (s per 1,000)",
+      m(EXEC, "cpu per 1000"),
+      0.5 * Math.min(...restate.map((s) => m(s, "cpu per 1000"))),
+      m(EXEC, "cpu per 1000") <= 0.5 * Math.min(...restate.map((s) => m(s, "cpu per 1000"))),
+    ],
+  ];
+  say("### Aims of item 5 (exec-inbox · workerd direct, index on)");
+  table(
+    ["aim", "exec-inbox", "bar", "met"],
+    aims.map(([aim, ours, bar, met]) => [
+      aim,
+      ours.toFixed(2),
+      bar.toFixed(2),
+      met ? "yes" : "**no**",
+    ]),
+  );
+}
+
+function printRowsAndPrice(t: Tally): void {
+  const m = (metric: string) => t.get(EXEC, metric).median;
+  say(
+    `Per completion that wakes a session (10 sessions, \`GET /v1/sessions/{sid}/stats\` around each): ${m("rows_written").toFixed(2)} SQLite rows written, ${m("rows_read").toFixed(2)} rows read, ${m("alarms").toFixed(2)} alarm invocations, ${m("index_rows_written").toFixed(2)} D1 index rows written.`,
+  );
+  const errors = [SYSTEM.restate1, SYSTEM.restate2].map(
+    (s) => `${s}: ${t.get(s, "handler errors").median}`,
+  );
+  say(`Restate SDK errors logged (Restate retries those invocations): ${errors.join(", ")}.`);
+  // The object is billed while active: from the completion to the delivery's answer (wall time).
+  const activeSeconds = m("wake p50") / 1000;
+  const cpuMs = m("cpu per 1000"); // s per 1,000 = ms per one
+  const items: Array<[string, number]> = [
+    ["Workers requests: 1 × $0.30/M", 0.3],
+    [
+      `Workers CPU: ${cpuMs.toFixed(2)} ms × $0.02 per M CPU-ms (all CPU measured here, an upper bound)`,
+      cpuMs * 0.02,
+    ],
+    [
+      `DO requests: ${(1 + m("alarms")).toFixed(2)} × $0.15/M (the completion's RPC, alarms)`,
+      (1 + m("alarms")) * 0.15,
+    ],
+    [
+      `DO duration: ${(activeSeconds * 1000).toFixed(1)} ms × 128 MB × $12.50 per M GB-s`,
+      activeSeconds * 0.128 * 12.5,
+    ],
+    [`SQLite rows written: ${m("rows_written").toFixed(2)} × $1.00/M`, m("rows_written")],
+    [`SQLite rows read: ${m("rows_read").toFixed(2)} × $0.001/M`, m("rows_read") * 0.001],
+    [
+      `D1 rows written (index): ${m("index_rows_written").toFixed(2)} × $1.00/M`,
+      m("index_rows_written"),
+    ],
+  ];
+  table(
+    [
+      "USD per million completions that each wake a session (list prices read 2026-11-30, beyond included amounts)",
+      "USD",
+    ],
+    [
+      ...items.map(([name, usd]) => [name, usd.toFixed(3)]),
+      ["**total**", `**${items.reduce((sum, [, usd]) => sum + usd, 0).toFixed(2)}**`],
+    ],
+  );
+}

@@ -1,0 +1,144 @@
+// `npm run bench:profile [-- N]`: a CPU profile of the exec-inbox isolate (workerd's inspector) while
+// N completions each wake a suspended session, one after another, on the built Worker under
+// Miniflare. Prints where the isolate's CPU went: self time and total time per function.
+// INDEX_UPDATES=off in the environment leaves the index's D1 writes out.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { startArrivalsHost } from "./lib/arrivals-host";
+import { freePort } from "./lib/local-stack";
+import { buildWorker, serveExecInbox } from "./lib/miniflare-stack";
+import { execInboxSystem } from "./lib/wake-systems";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+async function devtools(port: number) {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as Array<{
+    id?: string;
+    webSocketDebuggerUrl?: string;
+  }>;
+  // Miniflare names the user's Worker "core:user:<name>"; its entry worker and D1 are others.
+  const target = targets.find((t) => t.id?.startsWith("core:user:"));
+  if (target?.webSocketDebuggerUrl === undefined) throw new Error("no inspectable isolate");
+  const socket = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((done, fail) => socket.once("open", done).once("error", fail));
+  let nextId = 0;
+  const send = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      nextId += 1;
+      const id = nextId;
+      const onMessage = (data: WebSocket.RawData) => {
+        const message = JSON.parse(String(data)) as {
+          id?: number;
+          result?: Record<string, unknown>;
+          error?: { message: string };
+        };
+        if (message.id !== id) return;
+        socket.off("message", onMessage);
+        if (message.error) reject(new Error(`${method}: ${message.error.message}`));
+        else resolve(message.result ?? {});
+      };
+      socket.on("message", onMessage);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  return { send, close: () => socket.close() };
+}
+
+/** Self and total milliseconds per function (a recursive function counts once per sample). */
+function summarise(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  const name = (node: ProfileNode) => {
+    const file = node.callFrame.url.split("/").pop() ?? "";
+    return `${node.callFrame.functionName || "(anonymous)"} ${file}:${node.callFrame.lineNumber + 1}`;
+  };
+  const self = new Map<string, number>();
+  const total = new Map<string, number>();
+  profile.samples.forEach((sample, i) => {
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    const leaf = byId.get(sample);
+    if (leaf === undefined) return;
+    self.set(name(leaf), (self.get(name(leaf)) ?? 0) + ms);
+    const seen = new Set<string>();
+    for (
+      let node: ProfileNode | undefined = leaf;
+      node;
+      node = byId.get(parent.get(node.id) ?? -1)
+    ) {
+      const key = name(node);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      total.set(key, (total.get(key) ?? 0) + ms);
+    }
+  });
+  return { self, total };
+}
+
+async function main(): Promise<void> {
+  const count = Number(process.argv[2] ?? 300);
+  const host = await startArrivalsHost();
+  const state = mkdtempSync(join(tmpdir(), "exec-inbox-profile-"));
+  const inspectorPort = await freePort();
+  // INDEX_UPDATES=off in the environment profiles the session object without the index's writes.
+  const extra: Record<string, string> = process.env.INDEX_UPDATES
+    ? { INDEX_UPDATES: process.env.INDEX_UPDATES }
+    : {};
+  const served = await serveExecInbox(buildWorker(".", ".bench/exec-inbox"), state, extra, {
+    inspectorPort,
+  });
+  try {
+    const system = execInboxSystem("profile", served.base, host, () => served.pids);
+    const keys = await system.prepare("profile", count + 50);
+    for (const key of keys.slice(0, 50)) {
+      await system.wake(key);
+      await system.resumedAt(key);
+    }
+    const inspector = await devtools(inspectorPort);
+    await inspector.send("Profiler.enable");
+    await inspector.send("Profiler.setSamplingInterval", { interval: 50 });
+    await inspector.send("Profiler.start");
+    const started = performance.now();
+    for (const key of keys.slice(50)) {
+      await system.wake(key);
+      await system.resumedAt(key);
+    }
+    const elapsed = performance.now() - started;
+    await new Promise((done) => setTimeout(done, 100));
+    const { profile } = (await inspector.send("Profiler.stop")) as {
+      profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+    };
+    inspector.close();
+    const { self, total } = summarise(profile);
+    const busy = [...self.entries()]
+      .filter(([key]) => !key.startsWith("(idle)"))
+      .reduce((sum, [, ms]) => sum + ms, 0);
+    console.log(
+      `${count} wakes in ${elapsed.toFixed(0)} ms; isolate busy ${(busy / count).toFixed(3)} ms per wake (JS and what it calls; sampled every 50 µs)`,
+    );
+    const top = (map: Map<string, number>, title: string) => {
+      console.log(`\n| ${title} | ms per wake |\n| --- | --- |`);
+      for (const [key, ms] of [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+        if (key.startsWith("(idle)") || key.startsWith("(root)")) continue;
+        console.log(`| ${key} | ${(ms / count).toFixed(3)} |`);
+      }
+    };
+    top(self, "self time");
+    top(total, "total time (with callees)");
+  } finally {
+    await served.stop();
+    await host.close();
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
