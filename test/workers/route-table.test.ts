@@ -10,6 +10,36 @@ describe("the API reference", () => {
     expect(answer.body).toContain("@scalar/api-reference");
   });
 
+  it("/docs loads one pinned Scalar release checked by its integrity hash, under a strict policy", async () => {
+    const answer = await call("GET", "/docs", { token: null });
+    const scripts = [...answer.body.matchAll(/<script\b[^>]*>/g)].map((tag) => tag[0]);
+    const external = scripts.filter((tag) => tag.includes(" src="));
+    expect(external).toHaveLength(1);
+    expect(external[0]).toMatch(
+      /src="https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@\d+\.\d+\.\d+\/dist\/browser\/standalone\.js"/,
+    );
+    expect(external[0]).toMatch(/ integrity="sha384-[A-Za-z0-9+/]{64}"/);
+    expect(external[0]).toContain(' crossorigin="anonymous"');
+    const policy = answer.headers.get("content-security-policy") ?? "";
+    const nonce = /'nonce-([^']+)'/.exec(policy)?.[1];
+    expect(nonce).toBeDefined();
+    for (const tag of scripts) expect(tag).toContain(`nonce="${nonce}"`);
+    const directives = Object.fromEntries(
+      policy.split("; ").map((part) => [part.split(" ")[0], part.split(" ").slice(1).join(" ")]),
+    );
+    expect(directives["default-src"]).toBe("'none'");
+    expect(directives["script-src"]).not.toContain("unsafe");
+    expect(directives["connect-src"]).toBe("'self'");
+    expect(directives["frame-ancestors"]).toBe("'none'");
+    expect(directives["base-uri"]).toBe("'none'");
+    expect(directives["object-src"]).toBe("'none'");
+    expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(answer.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(answer.headers.get("x-frame-options")).toBe("DENY");
+    const again = await call("GET", "/docs", { token: null });
+    expect(again.headers.get("content-security-policy")).not.toContain(`'nonce-${nonce}'`);
+  });
+
   it("the document is generated from the route table: every operation has an id and answers", async () => {
     const { body } = await call("GET", "/openapi.json", { token: null });
     const operations = Object.values<Record<string, { operationId: string; responses: object }>>(
