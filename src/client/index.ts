@@ -26,7 +26,10 @@ export type SessionView = SuccessBody<typeof sessionRoutes.getSession, 200>;
 export type MessageView = SuccessBody<typeof sessionRoutes.listMessages, 200>["messages"][number];
 export type JobView = SuccessBody<typeof jobRoutes.getJob, 200>;
 export type JobSummaryView = SuccessBody<typeof jobRoutes.listJobs, 200>["jobs"][number];
-export type CompletionReply = SuccessBody<typeof jobRoutes.postCompletion, 202>;
+/** 202 for a result taken, 200 for the same result sent again. */
+export type CompletionReply =
+  | SuccessBody<typeof jobRoutes.postCompletion, 202>
+  | SuccessBody<typeof jobRoutes.postCompletion, 200>;
 export type InboxCounts = SuccessBody<typeof inboxRoutes.getInbox, 200>;
 export type Claim = SuccessBody<typeof inboxRoutes.claimInbox, 200>["claims"][number];
 export type ResumePayload = z.output<typeof resumePayloadSchema>;

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -222,5 +224,61 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
 
     expect(api.notExercised()).toEqual([]);
     expect(api.operationIds()).toHaveLength(29);
+  });
+
+  it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type", async () => {
+    const answers = new Map<string, unknown>();
+    const drifted = createServer((request, response) => {
+      const body = answers.get(new URL(request.url ?? "/", "http://x").pathname);
+      response.writeHead(body === undefined ? 404 : Number(answers.get("status") ?? 200), {
+        "content-type": "application/json",
+      });
+      response.end(JSON.stringify(body ?? {}));
+    });
+    await new Promise<void>((resolve) => drifted.listen(0, "127.0.0.1", resolve));
+    const { port } = drifted.address() as AddressInfo;
+    try {
+      const api = await ConformanceChecker.create(`http://127.0.0.1:${port}`, document);
+      const summary = {
+        handle: "h",
+        command: "true",
+        lifetime: "L",
+        status: "running",
+        exit_code: null,
+        output_truncated: false,
+        output_bytes_total: 0,
+        ended_by: null,
+        reserved_at: "2026-01-01T00:00:00.000Z",
+        completed_at: null,
+      };
+      const job = { ...summary, output: "" };
+      const params = { sid: "s", handle: "h" };
+      const serve = (path: string, body: unknown, status = 200) => {
+        answers.set(path, body);
+        answers.set("status", status);
+      };
+
+      serve("/v1/sessions/s/exec-jobs/h", job);
+      await api.call("getJob", 200, { params });
+      serve("/v1/sessions/s/exec-jobs/h", { ...job, callback_token: "leaked" });
+      await expect(api.call("getJob", 200, { params })).rejects.toThrow(/additional properties/);
+      serve("/v1/sessions/s/exec-jobs/h", { ...job, exit_code: "0" });
+      await expect(api.call("getJob", 200, { params })).rejects.toThrow(/exit_code must be/);
+
+      serve("/v1/sessions/s/exec-jobs", { jobs: [summary], next: null });
+      await api.call("listJobs", 200, { params });
+      serve("/v1/sessions/s/exec-jobs", { jobs: [job], next: null });
+      await expect(api.call("listJobs", 200, { params })).rejects.toThrow(/additional properties/);
+
+      const completion = "/v1/sessions/s/exec-jobs/h/completion";
+      serve(completion, { outcome: "accepted", generation: 1, disposition: "queued" }, 202);
+      await api.call("postCompletion", 202, { params, body: {} });
+      serve(completion, { outcome: "duplicate", generation: 1 }, 202);
+      await expect(api.call("postCompletion", 202, { params, body: {} })).rejects.toThrow(
+        /does not match its schema/,
+      );
+    } finally {
+      await new Promise((resolve) => drifted.close(resolve));
+    }
   });
 });

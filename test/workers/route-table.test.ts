@@ -57,6 +57,47 @@ describe("the API reference", () => {
   });
 });
 
+/** Every object schema with declared properties under `node` whose other properties are allowed. */
+function openObjects(node: unknown, where: string, found: string[] = []): string[] {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) openObjects(item, `${where}/${i}`, found);
+  } else if (node !== null && typeof node === "object") {
+    const schema = node as Record<string, unknown>;
+    if (schema.properties !== undefined && schema.additionalProperties !== false) found.push(where);
+    for (const [key, value] of Object.entries(schema)) openObjects(value, `${where}/${key}`, found);
+  }
+  return found;
+}
+
+describe("answers the document describes are closed", () => {
+  it("every answer and webhook schema refuses properties it does not name", async () => {
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const answers = Object.entries<Record<string, { responses: object }>>(body.paths)
+      // The document's own answer is the OpenAPI document: open by nature.
+      .filter(([path]) => path !== "/openapi.json")
+      .flatMap(([path, item]) =>
+        Object.entries(item).map(([method, operation]) =>
+          openObjects(operation.responses, `${method} ${path}`),
+        ),
+      );
+    expect(answers.flat()).toEqual([]);
+    expect(openObjects(body.components.schemas, "components")).toEqual([]);
+    expect(openObjects(body.webhooks, "webhooks")).toEqual([]);
+  });
+
+  it("a completion's 202 and 200 answers are separate schemas: accepted, and duplicate", async () => {
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const completion = body.paths["/v1/sessions/{sid}/exec-jobs/{handle}/completion"].post;
+    const schemaOf = (status: string) =>
+      completion.responses[status].content["application/json"].schema.$ref;
+    expect(schemaOf("202")).toBe("#/components/schemas/CompletionAccepted");
+    expect(schemaOf("200")).toBe("#/components/schemas/CompletionDuplicate");
+    expect(body.components.schemas.CompletionDuplicate.properties.outcome.enum).toEqual([
+      "duplicate",
+    ]);
+  });
+});
+
 describe("requests the route table's validators see through our own body reader", () => {
   it("a JSON content type written with spaces or a structured suffix is read, not refused", async () => {
     const sid = uniqueId("types");

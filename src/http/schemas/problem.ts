@@ -17,14 +17,14 @@ const DESCRIPTIONS: Record<number, string> = {
 };
 
 const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
-  z.object({
+  z.strictObject({
     type: z.string(),
     title: z.string(),
     status: z.literal(status),
     detail: z.string(),
     code: z.enum(codes),
     errors: z
-      .array(z.object({ path: z.string(), message: z.string() }))
+      .array(z.strictObject({ path: z.string(), message: z.string() }))
       .optional()
       .meta({ description: "Each validation issue (422 only)" }),
   });
