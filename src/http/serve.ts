@@ -86,6 +86,18 @@ function pathCheck(params: z.ZodType): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** A query key given twice is ambiguous: refused by name, not as the list zod-openapi reads it as. */
+const singleQueryValues: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const errors = Object.entries(c.req.queries())
+    .filter(([, values]) => values.length > 1)
+    .map(([key]) => ({ path: key, message: "given more than once: send it once" }));
+  if (errors.length > 0) {
+    const detail = errors.map((entry) => `${entry.path}: ${entry.message}`).join("; ");
+    return problem("invalid_request", detail, { errors });
+  }
+  await next();
+};
+
 /**
  * Our own body reader runs first so malformed JSON, media types and charsets keep their answers.
  * The validator then finds the parsed value in Hono's body cache, behind a plain JSON content type
@@ -117,6 +129,7 @@ export function serve<R extends RouteConfig>(
   const middleware: MiddlewareHandler<AppEnv>[] = [...(options.before ?? [])];
   const params = route.request?.params;
   if (params !== undefined) middleware.push(pathCheck(params as z.ZodType));
+  if (route.request?.query !== undefined) middleware.push(singleQueryValues);
   const body = route.request?.body;
   if (body !== undefined) middleware.push(bodyFirst(body.required !== true));
   // zod-openapi would type each handler's Response by status; ours are checked by `answer`.

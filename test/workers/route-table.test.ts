@@ -121,6 +121,20 @@ describe("requests the route table's validators see through our own body reader"
     expect(run.body.run_id).toMatch(/.+/);
   });
 
+  it("a query key given more than once is refused by name, and nothing is read", async () => {
+    const sid = uniqueId("repeated");
+    await createSession(sid);
+    const answer = await call("GET", `/v1/sessions/${sid}/messages?limit=1&after=0&limit=2`);
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({
+      code: "invalid_request",
+      detail: "limit: given more than once: send it once",
+      errors: [{ path: "limit", message: "given more than once: send it once" }],
+    });
+    const once = await call("GET", `/v1/sessions/${sid}/messages?limit=1&after=0`);
+    expect(once.status).toBe(200);
+  });
+
   it("a malformed path id is not found before its body is read", async () => {
     const answer = await call("POST", "/v1/sessions/a%20b/messages", {
       raw: "{not json",
