@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/http/app";
 import { call, createSession, uniqueId } from "../support/api";
 
 describe("the API reference", () => {
@@ -68,6 +69,24 @@ function openObjects(node: unknown, where: string, found: string[] = []): string
   }
   return found;
 }
+
+describe("the route table is the only way into /v1", () => {
+  it("every /v1 route the app registers is an operation of the document, and the other way round", async () => {
+    const registered = new Set(
+      createApp()
+        .routes.filter((route) => route.path.startsWith("/v1/") && route.method !== "ALL")
+        .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`),
+    );
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const documented = new Set(
+      Object.entries<object>(body.paths)
+        .filter(([path]) => path.startsWith("/v1/"))
+        .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)),
+    );
+    expect([...registered].sort()).toEqual([...documented].sort());
+    expect(registered.size).toBeGreaterThan(20);
+  });
+});
 
 describe("answers the document describes are closed", () => {
   it("every answer and webhook schema refuses properties it does not name", async () => {
