@@ -88,6 +88,20 @@ describe("the route table is the only way into /v1", () => {
   });
 });
 
+describe("the document lists only answers an operation can give", () => {
+  it("an operation without a path id documents no 404", async () => {
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const with404 = Object.entries<Record<string, { responses: object }>>(body.paths)
+      .filter(([path]) => !path.includes("{"))
+      .flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([, operation]) => "404" in operation.responses)
+          .map(([method]) => `${method} ${path}`),
+      );
+    expect(with404).toEqual([]);
+  });
+});
+
 describe("answers the document describes are closed", () => {
   it("every answer and webhook schema refuses properties it does not name", async () => {
     const { body } = await call("GET", "/openapi.json", { token: null });
