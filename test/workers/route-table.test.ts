@@ -102,6 +102,27 @@ describe("the document lists only answers an operation can give", () => {
   });
 });
 
+describe("query parameters are documented as what a query string can carry", () => {
+  it("no query parameter is nullable, and ?after=null is refused", async () => {
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const nullable = Object.entries<Record<string, { parameters?: any[] }>>(body.paths).flatMap(
+      ([path, item]) =>
+        Object.values(item).flatMap((operation) =>
+          (operation.parameters ?? [])
+            .filter((p) => p.in === "query" && JSON.stringify(p.schema).includes("null"))
+            .map((p) => `${path}?${p.name}`),
+        ),
+    );
+    expect(nullable).toEqual([]);
+    const sid = uniqueId("null-after");
+    await createSession(sid);
+    const answer = await call("GET", `/v1/sessions/${sid}/messages?after=null`);
+    expect(answer.status).toBe(422);
+    expect(answer.body.code).toBe("invalid_request");
+    expect((await call("GET", `/v1/sessions/${sid}/messages?after=0&before=5`)).status).toBe(200);
+  });
+});
+
 describe("answers the document describes are closed", () => {
   it("every answer and webhook schema refuses properties it does not name", async () => {
     const { body } = await call("GET", "/openapi.json", { token: null });
