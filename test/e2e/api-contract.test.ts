@@ -226,7 +226,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     expect(api.operationIds()).toHaveLength(29);
   });
 
-  it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type", async () => {
+  it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type, a missing header", async () => {
     const answers = new Map<string, unknown>();
     const drifted = createServer((request, response) => {
       const body = answers.get(new URL(request.url ?? "/", "http://x").pathname);
@@ -276,6 +276,10 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       serve(completion, { outcome: "duplicate", generation: 1 }, 202);
       await expect(api.call("postCompletion", 202, { params, body: {} })).rejects.toThrow(
         /does not match its schema/,
+      );
+      serve(completion, { code: "unauthorized" }, 401);
+      await expect(api.call("postCompletion", 401, { params, body: {} })).rejects.toThrow(
+        /header www-authenticate missing/,
       );
     } finally {
       await new Promise((resolve) => drifted.close(resolve));

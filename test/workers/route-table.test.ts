@@ -123,6 +123,25 @@ describe("query parameters are documented as what a query string can carry", () 
   });
 });
 
+describe("headers the problem answers carry are documented", () => {
+  it("every 401 documents WWW-Authenticate: Bearer, and a refused token gets it", async () => {
+    const { body } = await call("GET", "/openapi.json", { token: null });
+    const unauthorized = Object.values<Record<string, { responses: Record<string, any> }>>(
+      body.paths,
+    ).flatMap((item) => Object.values(item).flatMap((op) => op.responses["401"] ?? []));
+    expect(unauthorized.length).toBeGreaterThan(20);
+    for (const response of unauthorized) {
+      expect(response.headers["www-authenticate"]).toMatchObject({
+        required: true,
+        schema: { type: "string", enum: ["Bearer"] },
+      });
+    }
+    const refused = await call("GET", "/v1/sessions/any", { token: "forged" });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toBe("Bearer");
+  });
+});
+
 describe("answers the document describes are closed", () => {
   it("every answer and webhook schema refuses properties it does not name", async () => {
     const { body } = await call("GET", "/openapi.json", { token: null });

@@ -16,6 +16,14 @@ const DESCRIPTIONS: Record<number, string> = {
   500: "Internal error, or the Worker is misconfigured",
 };
 
+/** The headers problem.ts sends with a status, beside the body. */
+const HEADERS: Record<number, z.ZodObject> = {
+  401: z.object({
+    "www-authenticate": z.literal("Bearer").meta({ description: "The scheme every route takes" }),
+  }),
+  429: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }),
+};
+
 const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
   z.strictObject({
     type: z.string(),
@@ -46,12 +54,11 @@ export function problems(...codes: ErrorCode[]): Record<number, ProblemResponse>
   }
   const responses: Record<number, ProblemResponse> = {};
   for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers = HEADERS[status];
     responses[status] = {
       description: `${DESCRIPTIONS[status] ?? "Error"} (code: ${listed.join(", ")})`,
       content: { "application/problem+json": { schema: problemSchema(listed, status) } },
-      ...(status === 429
-        ? { headers: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }) }
-        : {}),
+      ...(headers === undefined ? {} : { headers }),
     };
   }
   return responses;
