@@ -8,7 +8,7 @@ import type * as inboxRoutes from "../http/routes/inbox";
 import type * as jobRoutes from "../http/routes/jobs";
 import type * as runRoutes from "../http/routes/runs";
 import type * as sessionRoutes from "../http/routes/sessions";
-import type { resumePayloadSchema } from "../http/schemas/resume";
+import { resumePayloadSchema } from "../http/schemas/resume";
 import type { SuccessBody } from "../http/serve";
 
 /** The JSON body a route takes, as a caller writes it (defaults may be left out). */
@@ -201,9 +201,13 @@ export function postCompletion(
   return request<CompletionReply>(callback.url, callback.token, "POST", input);
 }
 
+// The document's schema is closed; a client drops top-level fields a newer server may add.
+const RESUME_PAYLOAD = resumePayloadSchema.strip();
+
 /**
  * Verifies a resume webhook (Standard Webhooks signature and timestamp) and returns its payload.
- * Throws when the signature does not match `secret` (`whsec_…`).
+ * Throws when the signature does not match `secret` (`whsec_…`), or the signed body is not a
+ * resume payload.
  */
 export async function verifyResume(incoming: Request, secret: string): Promise<ResumePayload> {
   const body = await incoming.text();
@@ -211,5 +215,5 @@ export async function verifyResume(incoming: Request, secret: string): Promise<R
   incoming.headers.forEach((value, key) => {
     headers[key] = value;
   });
-  return new Webhook(secret).verify(body, headers) as ResumePayload;
+  return RESUME_PAYLOAD.parse(new Webhook(secret).verify(body, headers));
 }
