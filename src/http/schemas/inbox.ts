@@ -1,4 +1,4 @@
-// Zod schemas of the inbox answers (contract §5 "Inbox"): counts, claims with envelope and
+// Zod schemas of the inbox answers (docs/api.md "Inbox"): counts, claims with envelope and
 // provider message, acks. The domain builds these values; the route table documents them.
 import { z } from "zod";
 

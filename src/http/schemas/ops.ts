@@ -1,4 +1,5 @@
-// Zod schemas of the operator answers (contract §8): the audit trail and the attention list.
+// Zod schemas of the operator answers (docs/api.md "Operators"): the audit trail and the
+// attention list.
 // The session objects and the D1 index produce these values; the route table documents them.
 import { z } from "zod";
 import { ATTENTION_STATUSES } from "../../domain/index-entry";

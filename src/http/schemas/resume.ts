@@ -1,4 +1,5 @@
-// Zod schema of the resume webhook's body (contract §6 "Delivery"): what the agent host receives.
+// Zod schema of the resume webhook's body (docs/api.md "The resume webhook"): what the agent
+// host receives, signed.
 import { z } from "zod";
 import { RESUME_REASON } from "./views";
 

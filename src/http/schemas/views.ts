@@ -1,4 +1,5 @@
-// Zod schemas of the JSON the agent-facing routes answer (contract §5): sessions, messages, jobs.
+// Zod schemas of the JSON the agent-facing routes answer (docs/api.md "The session view",
+// "Messages", "Exec jobs", "Runs"): sessions, messages, jobs.
 // The domain's view builders produce these shapes; the route table and the client type against them.
 import { z } from "zod";
 import { ENDED_BY, JOB_STATUSES } from "../../domain/schemas";
