@@ -109,6 +109,13 @@ export class ExecInboxClient {
     return this.call("DELETE", `/v1/sessions/${segment(sessionId)}`);
   }
 
+  /** The session object's billed units since it started (what the benchmarks read). */
+  getSessionStats(
+    sessionId: string,
+  ): Promise<SuccessBody<typeof sessionRoutes.getSessionStats, 200>> {
+    return this.call("GET", `/v1/sessions/${segment(sessionId)}/stats`);
+  }
+
   appendMessage(
     sessionId: string,
     input: RequestBody<typeof sessionRoutes.appendMessage>,

@@ -15,6 +15,7 @@ import {
   viewWhen,
   type WranglerDev,
 } from "../../scripts/lib/local-stack";
+import { ExecInboxClient } from "../../src/client";
 import { ConformanceChecker } from "../support/openapi-conformance";
 
 const OPERATOR = devVar("OPERATOR_TOKENS").split(",")[0];
@@ -284,5 +285,46 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     } finally {
       await new Promise((resolve) => drifted.close(resolve));
     }
+  });
+
+  it("the typed client has one method per agent operation, and its stats method answers", async () => {
+    // The client's names for the agent operations; the runner's completion is postCompletion().
+    const methods: Record<string, keyof ExecInboxClient> = {
+      createSession: "createSession",
+      getSession: "getSession",
+      deleteSession: "deleteSession",
+      getSessionStats: "getSessionStats",
+      appendMessage: "appendMessage",
+      listMessages: "listMessages",
+      registerRun: "registerRun",
+      suspendRun: "suspend",
+      finishRun: "finishRun",
+      runNotifications: "notifications",
+      reserveJob: "reserveJob",
+      getJob: "getJob",
+      listJobs: "listJobs",
+      getInbox: "inbox",
+      claimInbox: "claim",
+      ackInbox: "ack",
+    };
+    const agentOperations = Object.values<Record<string, any>>(document.paths)
+      .flatMap((item) => Object.values(item))
+      .filter((operation) => JSON.stringify(operation.security) === '[{"agentToken":[]}]')
+      .map((operation) => operation.operationId)
+      .sort();
+    expect(agentOperations).toEqual(Object.keys(methods).sort());
+    for (const method of Object.values(methods)) {
+      expect(typeof ExecInboxClient.prototype[method], method).toBe("function");
+    }
+    const client = new ExecInboxClient({ baseUrl: dev.base, token: AGENT_TOKEN });
+    const sid = `client-stats-${Date.now()}`;
+    await client.createSession({ id: sid });
+    expect(Object.keys(await client.getSessionStats(sid)).sort()).toEqual([
+      "alarms",
+      "database_bytes",
+      "index_rows_written",
+      "rows_read",
+      "rows_written",
+    ]);
   });
 });
