@@ -10,7 +10,7 @@ const DESCRIPTIONS: Record<number, string> = {
   409: "Conflict with the session's state",
   410: "Gone: the lifetime ended or the job was purged",
   413: "Body or field over its limit",
-  415: "Not a UTF-8 JSON body",
+  415: "Not a JSON media type, or a charset label other than UTF-8",
   422: "Malformed JSON or a body, query or path that fails validation",
   429: "The inbox backlog is full: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
@@ -26,7 +26,7 @@ const HEADERS: Record<number, z.ZodObject> = {
 
 const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
   z.strictObject({
-    type: z.string(),
+    type: z.string().meta({ description: "An identifier per code, not a page" }),
     title: z.string(),
     status: z.literal(status),
     detail: z.string(),
