@@ -8,7 +8,7 @@ import type * as inboxRoutes from "../http/routes/inbox";
 import type * as jobRoutes from "../http/routes/jobs";
 import type * as runRoutes from "../http/routes/runs";
 import type * as sessionRoutes from "../http/routes/sessions";
-import type { resumePayloadSchema } from "../http/schemas/resume";
+import { resumePayloadSchema } from "../http/schemas/resume";
 import type { SuccessBody } from "../http/serve";
 
 /** The JSON body a route takes, as a caller writes it (defaults may be left out). */
@@ -26,7 +26,10 @@ export type SessionView = SuccessBody<typeof sessionRoutes.getSession, 200>;
 export type MessageView = SuccessBody<typeof sessionRoutes.listMessages, 200>["messages"][number];
 export type JobView = SuccessBody<typeof jobRoutes.getJob, 200>;
 export type JobSummaryView = SuccessBody<typeof jobRoutes.listJobs, 200>["jobs"][number];
-export type CompletionReply = SuccessBody<typeof jobRoutes.postCompletion, 202>;
+/** 202 for a result taken, 200 for the same result sent again. */
+export type CompletionReply =
+  | SuccessBody<typeof jobRoutes.postCompletion, 202>
+  | SuccessBody<typeof jobRoutes.postCompletion, 200>;
 export type InboxCounts = SuccessBody<typeof inboxRoutes.getInbox, 200>;
 export type Claim = SuccessBody<typeof inboxRoutes.claimInbox, 200>["claims"][number];
 export type ResumePayload = z.output<typeof resumePayloadSchema>;
@@ -104,6 +107,13 @@ export class ExecInboxClient {
 
   deleteSession(sessionId: string): Promise<null> {
     return this.call("DELETE", `/v1/sessions/${segment(sessionId)}`);
+  }
+
+  /** The session object's billed units since it started (what the benchmarks read). */
+  getSessionStats(
+    sessionId: string,
+  ): Promise<SuccessBody<typeof sessionRoutes.getSessionStats, 200>> {
+    return this.call("GET", `/v1/sessions/${segment(sessionId)}/stats`);
   }
 
   appendMessage(
@@ -198,9 +208,13 @@ export function postCompletion(
   return request<CompletionReply>(callback.url, callback.token, "POST", input);
 }
 
+// The document's schema is closed; a client drops top-level fields a newer server may add.
+const RESUME_PAYLOAD = resumePayloadSchema.strip();
+
 /**
  * Verifies a resume webhook (Standard Webhooks signature and timestamp) and returns its payload.
- * Throws when the signature does not match `secret` (`whsec_…`).
+ * Throws when the signature does not match `secret` (`whsec_…`), or the signed body is not a
+ * resume payload.
  */
 export async function verifyResume(incoming: Request, secret: string): Promise<ResumePayload> {
   const body = await incoming.text();
@@ -208,5 +222,5 @@ export async function verifyResume(incoming: Request, secret: string): Promise<R
   incoming.headers.forEach((value, key) => {
     headers[key] = value;
   });
-  return new Webhook(secret).verify(body, headers) as ResumePayload;
+  return RESUME_PAYLOAD.parse(new Webhook(secret).verify(body, headers));
 }

@@ -2,6 +2,7 @@
 // auto-refresh of the live region). Each page supplies its own body; routes pick the status code.
 import type { Child, FC } from "hono/jsx";
 import { deadline, RELATIVE_TIME_SOURCE, relativeIso, statusTone } from "./format";
+import { FORM_TOKEN_FIELD } from "./operator-cookie";
 
 const REFRESH_MS = 3000;
 
@@ -78,10 +79,11 @@ if (refreshMs > 0) setInterval(refresh, refreshMs);`;
 export const Page: FC<{
   title: string;
   nonce: string;
-  signedIn: boolean;
+  /** The signed-in operator's form token; "" when signed out. */
+  formToken: string;
   live?: boolean;
   children?: Child;
-}> = ({ title, nonce, signedIn, live, children }) => (
+}> = ({ title, nonce, formToken, live, children }) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -94,8 +96,9 @@ export const Page: FC<{
         <a href="/console">exec-inbox · operators</a>
         <span class="grow" />
         {live ? <span id="live-status">Live · refreshes every {REFRESH_MS / 1000} s</span> : null}
-        {signedIn ? (
+        {formToken !== "" ? (
           <form method="post" action="/console/sign-out">
+            <FormToken value={formToken} />
             <button type="submit">Sign out</button>
           </form>
         ) : null}
@@ -139,4 +142,8 @@ export const Notice: FC<{ error?: string | null; done?: string | null }> = ({ er
       </p>
     ) : null}
   </>
+);
+
+export const FormToken: FC<{ value: string }> = ({ value }) => (
+  <input type="hidden" name={FORM_TOKEN_FIELD} value={value} />
 );

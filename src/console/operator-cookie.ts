@@ -6,10 +6,13 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { isListedToken } from "../auth/agent-token";
 import type { AppEnv } from "../http/context";
 
-/** The console's variables on top of the app's: the signed-in token ("" when none), a CSP nonce. */
+/**
+ * The console's variables on top of the app's: the signed-in token ("" when none), a CSP nonce,
+ * and the form token every console form carries ("" when signed out).
+ */
 export type ConsoleEnv = {
   Bindings: AppEnv["Bindings"];
-  Variables: AppEnv["Variables"] & { operator: string; nonce: string };
+  Variables: AppEnv["Variables"] & { operator: string; nonce: string; formToken: string };
 };
 export type ConsoleContext = Context<ConsoleEnv>;
 
@@ -49,4 +52,38 @@ export function signOut(c: Context): void {
 export function isSameOrigin(c: Context): boolean {
   const origin = c.req.header("origin");
   return origin !== undefined && origin === new URL(c.req.url).origin;
+}
+
+/** The hidden field every console form carries, and every console POST must echo. */
+export const FORM_TOKEN_FIELD = "form_token";
+const encoder = new TextEncoder();
+
+/**
+ * An HMAC of a fixed label keyed by the cookie's token: only a page that was served the console's
+ * HTML knows it, so a page elsewhere on the origin that can post a form but not read the console
+ * cannot drive an operator action.
+ */
+export async function formToken(operator: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(operator),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode("exec-inbox console form"));
+  return btoa(String.fromCharCode(...new Uint8Array(mac)))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
+/** Whether the POSTed form echoes the signed-in operator's form token. */
+export async function carriesFormToken(c: ConsoleContext, expected: string): Promise<boolean> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type)) return false;
+  const sent = (await c.req.parseBody())[FORM_TOKEN_FIELD];
+  if (typeof sent !== "string") return false;
+  const [a, b] = [encoder.encode(sent), encoder.encode(expected)];
+  return a.byteLength === b.byteLength && crypto.subtle.timingSafeEqual(a, b);
 }

@@ -10,6 +10,8 @@ import { operatorCall, segment } from "./operator-api";
 import {
   type ConsoleContext,
   type ConsoleEnv,
+  carriesFormToken,
+  formToken,
   isOperatorToken,
   isSameOrigin,
   operatorToken,
@@ -100,7 +102,12 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
     app.get(`${prefix}/confirm/:action`, (c) => {
       const target = actionTarget(c);
       if (target === null) return c.notFound();
-      return render(c, 200, target.action.label, <ConfirmPage {...target} error={null} />);
+      return render(
+        c,
+        200,
+        target.action.label,
+        <ConfirmPage {...target} formToken={c.var.formToken} error={null} />,
+      );
     });
 
     app.post(`${prefix}/actions/:action`, async (c) => {
@@ -108,7 +115,13 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
       if (target === null) return c.notFound();
       const answer = await operatorCall(api, c, c.var.operator, target.action.method, target.api);
       if (!answer.ok) {
-        const body = <ConfirmPage {...target} error={`It did not work. ${answer.message}`} />;
+        const body = (
+          <ConfirmPage
+            {...target}
+            formToken={c.var.formToken}
+            error={`It did not work. ${answer.message}`}
+          />
+        );
         return render(c, answer.status, target.action.label, body);
       }
       const back = target.name === "delete" ? listHref({}) : target.backTo;
@@ -118,7 +131,10 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
   return app;
 }
 
-/** Security headers on every console answer; a signed-in operator, and a same-origin POST. */
+/**
+ * Security headers on every console answer; a signed-in operator, and a POST from the same origin
+ * that echoes the operator's form token (signing in has no token yet: the origin check covers it).
+ */
 async function guard(c: ConsoleContext, next: () => Promise<void>): Promise<Response | undefined> {
   const nonce = crypto.randomUUID();
   c.set("nonce", nonce);
@@ -127,9 +143,18 @@ async function guard(c: ConsoleContext, next: () => Promise<void>): Promise<Resp
   }
   const token = operatorToken(c);
   c.set("operator", token ?? "");
+  c.set("formToken", token === null ? "" : await formToken(token));
   if (token === null && c.req.path !== "/console/sign-in" && c.req.path !== "/console/sign-out") {
     // A signed-out visitor gets the form, whatever they asked for; nothing acts without a token.
     return render(c, 401, "Sign in", <SignInPage error={null} />);
+  }
+  if (
+    c.req.method === "POST" &&
+    token !== null &&
+    c.req.path !== "/console/sign-in" &&
+    !(await carriesFormToken(c, c.var.formToken))
+  ) {
+    return c.text("Refused: this form did not come from a console page of this sign-in.", 403);
   }
   await next();
   return undefined;
@@ -137,7 +162,7 @@ async function guard(c: ConsoleContext, next: () => Promise<void>): Promise<Resp
 
 function render(c: ConsoleContext, status: number, title: string, body: Child, live = false) {
   const page = (
-    <Page title={title} nonce={c.var.nonce} signedIn={c.var.operator !== ""} live={live}>
+    <Page title={title} nonce={c.var.nonce} formToken={c.var.formToken} live={live}>
       {body}
     </Page>
   );

@@ -2,7 +2,7 @@
 // Whether the token is good and whether the action applies is decided by the routes and the API.
 import type { FC } from "hono/jsx";
 import type { ConsoleAction } from "./actions";
-import { Badge, Notice, When } from "./layout";
+import { Badge, FormToken, Notice, When } from "./layout";
 import type { JobView } from "./shapes";
 
 export const SignInPage: FC<{ error: string | null }> = ({ error }) => (
@@ -40,14 +40,16 @@ export const ConfirmPage: FC<{
   subject: string;
   postTo: string;
   backTo: string;
+  formToken: string;
   error: string | null;
-}> = ({ action, subject, postTo, backTo, error }) => (
+}> = ({ action, subject, postTo, backTo, formToken, error }) => (
   <div class="card" style="max-width:560px;margin:24px auto">
     <h1>{action.label}?</h1>
     <p class="sub mono">{subject}</p>
     <p>{action.explain}</p>
     <Notice error={error} />
     <form method="post" action={postTo} class="actions">
+      <FormToken value={formToken} />
       <button type="submit" class={action.dangerous ? "danger primary" : "primary"}>
         {action.label}
       </button>

@@ -105,8 +105,14 @@ export const ackBody = z.strictObject({
   ids: z.array(z.string().min(1).max(256)).min(1).max(1024),
 });
 
+/**
+ * A query integer: the string is read as `Number` reads it (what `z.coerce` did), but nothing
+ * else is coerced, so `null` is not a value the document can claim (a query has only strings).
+ */
+const queryInt = (int: z.ZodInt) =>
+  z.preprocess((value) => (typeof value === "string" ? Number(value) : value), int);
 const pageLimit = z.coerce.number().int().min(1).max(500).default(100);
-const index = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const index = queryInt(z.int().min(0).max(Number.MAX_SAFE_INTEGER));
 
 export const messagesQuery = z.strictObject({
   after: index.optional(),
@@ -116,18 +122,18 @@ export const messagesQuery = z.strictObject({
 
 export const jobsQuery = z.strictObject({
   status: z.enum(["running", "done"]).optional(),
-  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  after: index.default(0),
   limit: pageLimit,
 });
 
 export const eventsQuery = z.strictObject({
-  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  after: index.default(0),
   limit: pageLimit,
 });
 
 export const notificationsQuery = z.strictObject({
-  after: z.coerce.number().int().min(0).default(0),
-  wait_ms: z.coerce.number().int().min(0).max(30_000).default(0),
+  after: queryInt(z.int().min(0)).default(0),
+  wait_ms: queryInt(z.int().min(0).max(30_000)).default(0),
 });
 
 export type CompletionBody = z.infer<typeof completionBody>;

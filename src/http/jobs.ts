@@ -93,9 +93,10 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       });
       if (!result.ok) return problem(result.code, result.detail);
-      return result.value.outcome === "accepted"
-        ? answer(routes.postCompletion, 202, result)
-        : answer(routes.postCompletion, 200, result);
+      const reply = result.value;
+      return reply.outcome === "accepted"
+        ? answer(routes.postCompletion, 202, { ok: true, value: reply })
+        : answer(routes.postCompletion, 200, { ok: true, value: reply });
     },
     { before: [callbackToken] },
   );

@@ -25,7 +25,8 @@ export const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
 export function problem(
   code: ErrorCode,
   detail: string,
-  extra: Record<string, unknown> = {},
+  // The only member the documented problem schema has beyond the fixed five (it is closed).
+  extra: { errors?: readonly { path: string; message: string }[] } = {},
 ): Response {
   const status = ERROR_STATUS[code];
   const headers = new Headers({ "content-type": "application/problem+json" });

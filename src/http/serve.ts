@@ -21,11 +21,42 @@ export type SuccessBody<
     : never
   : never;
 
-/** Answers the route's success body for `status`, or the failure as problem+json. */
-export function answer<R extends RouteConfig, S extends keyof R["responses"] & number>(
+type Keys<S> = S extends unknown ? keyof S : never;
+type At<S, K> = S extends unknown ? (K extends keyof S ? S[K] : never) : never;
+type Element<S> = S extends readonly (infer E)[] ? E : never;
+
+/**
+ * The paths in `V` that the schema type `S` does not name (never when none): TypeScript's own
+ * check lets a wider value through wherever it is not a fresh literal, and the answer schemas are
+ * closed (`additionalProperties: false`), so a field the route does not declare must not compile.
+ */
+export type UndeclaredFields<V, S, P extends string = "value"> = unknown extends S
+  ? never
+  : V extends readonly (infer E)[]
+    ? UndeclaredFields<E, Element<S>, `${P}[]`>
+    : V extends object
+      ? {
+          [K in keyof V & string]-?: K extends Keys<Extract<S, object>>
+            ? UndeclaredFields<V[K], At<Extract<S, object>, K>, `${P}.${K}`>
+            : `${P}.${K}`;
+        }[keyof V & string]
+      : never;
+
+/**
+ * Answers the route's success body for `status`, or the failure as problem+json. A value with a
+ * field the route does not declare is a compile error naming the field.
+ */
+export function answer<
+  R extends RouteConfig,
+  S extends keyof R["responses"] & number,
+  V extends SuccessBody<R, S>,
+>(
   _route: R,
   status: S,
-  result: Result<SuccessBody<R, S>>,
+  result: Result<V>,
+  ..._declared: [UndeclaredFields<V, SuccessBody<R, S>>] extends [never]
+    ? []
+    : [undeclared: UndeclaredFields<V, SuccessBody<R, S>>]
 ): Response {
   if (!result.ok) return problem(result.code, result.detail);
   return Response.json(result.value, { status });
@@ -54,6 +85,18 @@ function pathCheck(params: z.ZodType): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
+
+/** A query key given twice is ambiguous: refused by name, not as the list zod-openapi reads it as. */
+const singleQueryValues: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const errors = Object.entries(c.req.queries())
+    .filter(([, values]) => values.length > 1)
+    .map(([key]) => ({ path: key, message: "given more than once: send it once" }));
+  if (errors.length > 0) {
+    const detail = errors.map((entry) => `${entry.path}: ${entry.message}`).join("; ");
+    return problem("invalid_request", detail, { errors });
+  }
+  await next();
+};
 
 /**
  * Our own body reader runs first so malformed JSON, media types and charsets keep their answers.
@@ -86,6 +129,7 @@ export function serve<R extends RouteConfig>(
   const middleware: MiddlewareHandler<AppEnv>[] = [...(options.before ?? [])];
   const params = route.request?.params;
   if (params !== undefined) middleware.push(pathCheck(params as z.ZodType));
+  if (route.request?.query !== undefined) middleware.push(singleQueryValues);
   const body = route.request?.body;
   if (body !== undefined) middleware.push(bodyFirst(body.required !== true));
   // zod-openapi would type each handler's Response by status; ours are checked by `answer`.

@@ -1,12 +1,12 @@
 // Handlers for the service routes (table: routes/service.ts): liveness, the document, and /docs,
 // the rendered reference (HTML, not an operation of the document). None needs a token.
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import { HEALTH_OBJECT_NAME } from "../domain/tenants";
 import { VERSION } from "../version";
 import type { AppEnv } from "./context";
 import { openApiDocument } from "./openapi";
 import { problem } from "./problem";
+import { referencePage } from "./reference-page";
 import * as routes from "./routes/service";
 import { answer, serve } from "./serve";
 
@@ -30,6 +30,5 @@ export function serviceRoutes(app: OpenAPIHono<AppEnv>): void {
     return Response.json(document);
   });
 
-  // Scalar's page loads its script from a CDN (jsDelivr); the document itself is ours.
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "exec-inbox API" }));
+  app.get("/docs", referencePage);
 }

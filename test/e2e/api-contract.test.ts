@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,6 +15,7 @@ import {
   viewWhen,
   type WranglerDev,
 } from "../../scripts/lib/local-stack";
+import { ExecInboxClient } from "../../src/client";
 import { ConformanceChecker } from "../support/openapi-conformance";
 
 const OPERATOR = devVar("OPERATOR_TOKENS").split(",")[0];
@@ -222,5 +225,106 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
 
     expect(api.notExercised()).toEqual([]);
     expect(api.operationIds()).toHaveLength(29);
+  });
+
+  it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type, a missing header", async () => {
+    const answers = new Map<string, unknown>();
+    const drifted = createServer((request, response) => {
+      const body = answers.get(new URL(request.url ?? "/", "http://x").pathname);
+      response.writeHead(body === undefined ? 404 : Number(answers.get("status") ?? 200), {
+        "content-type": "application/json",
+      });
+      response.end(JSON.stringify(body ?? {}));
+    });
+    await new Promise<void>((resolve) => drifted.listen(0, "127.0.0.1", resolve));
+    const { port } = drifted.address() as AddressInfo;
+    try {
+      const api = await ConformanceChecker.create(`http://127.0.0.1:${port}`, document);
+      const summary = {
+        handle: "h",
+        command: "true",
+        lifetime: "L",
+        status: "running",
+        exit_code: null,
+        output_truncated: false,
+        output_bytes_total: 0,
+        ended_by: null,
+        reserved_at: "2026-01-01T00:00:00.000Z",
+        completed_at: null,
+      };
+      const job = { ...summary, output: "" };
+      const params = { sid: "s", handle: "h" };
+      const serve = (path: string, body: unknown, status = 200) => {
+        answers.set(path, body);
+        answers.set("status", status);
+      };
+
+      serve("/v1/sessions/s/exec-jobs/h", job);
+      await api.call("getJob", 200, { params });
+      serve("/v1/sessions/s/exec-jobs/h", { ...job, callback_token: "leaked" });
+      await expect(api.call("getJob", 200, { params })).rejects.toThrow(/additional properties/);
+      serve("/v1/sessions/s/exec-jobs/h", { ...job, exit_code: "0" });
+      await expect(api.call("getJob", 200, { params })).rejects.toThrow(/exit_code must be/);
+
+      serve("/v1/sessions/s/exec-jobs", { jobs: [summary], next: null });
+      await api.call("listJobs", 200, { params });
+      serve("/v1/sessions/s/exec-jobs", { jobs: [job], next: null });
+      await expect(api.call("listJobs", 200, { params })).rejects.toThrow(/additional properties/);
+
+      const completion = "/v1/sessions/s/exec-jobs/h/completion";
+      serve(completion, { outcome: "accepted", generation: 1, disposition: "queued" }, 202);
+      await api.call("postCompletion", 202, { params, body: {} });
+      serve(completion, { outcome: "duplicate", generation: 1 }, 202);
+      await expect(api.call("postCompletion", 202, { params, body: {} })).rejects.toThrow(
+        /does not match its schema/,
+      );
+      serve(completion, { code: "unauthorized" }, 401);
+      await expect(api.call("postCompletion", 401, { params, body: {} })).rejects.toThrow(
+        /header www-authenticate missing/,
+      );
+    } finally {
+      await new Promise((resolve) => drifted.close(resolve));
+    }
+  });
+
+  it("the typed client has one method per agent operation, and its stats method answers", async () => {
+    // The client's names for the agent operations; the runner's completion is postCompletion().
+    const methods: Record<string, keyof ExecInboxClient> = {
+      createSession: "createSession",
+      getSession: "getSession",
+      deleteSession: "deleteSession",
+      getSessionStats: "getSessionStats",
+      appendMessage: "appendMessage",
+      listMessages: "listMessages",
+      registerRun: "registerRun",
+      suspendRun: "suspend",
+      finishRun: "finishRun",
+      runNotifications: "notifications",
+      reserveJob: "reserveJob",
+      getJob: "getJob",
+      listJobs: "listJobs",
+      getInbox: "inbox",
+      claimInbox: "claim",
+      ackInbox: "ack",
+    };
+    const agentOperations = Object.values<Record<string, any>>(document.paths)
+      .flatMap((item) => Object.values(item))
+      .filter((operation) => JSON.stringify(operation.security) === '[{"agentToken":[]}]')
+      .map((operation) => operation.operationId)
+      .sort();
+    expect(agentOperations).toEqual(Object.keys(methods).sort());
+    for (const method of Object.values(methods)) {
+      expect(typeof ExecInboxClient.prototype[method], method).toBe("function");
+    }
+    const client = new ExecInboxClient({ baseUrl: dev.base, token: AGENT_TOKEN });
+    const sid = `client-stats-${Date.now()}`;
+    await client.createSession({ id: sid });
+    expect(Object.keys(await client.getSessionStats(sid)).sort()).toEqual([
+      "alarms",
+      "database_bytes",
+      "index_rows_written",
+      "rows_read",
+      "rows_written",
+    ]);
   });
 });

@@ -7,7 +7,10 @@ type Json = Record<string, unknown>;
 type MediaTypes = Record<string, { schema: Json }>;
 type Operation = {
   operationId: string;
-  responses: Record<string, { content?: MediaTypes }>;
+  responses: Record<
+    string,
+    { content?: MediaTypes; headers?: Record<string, { required?: boolean; schema: Json }> }
+  >;
 };
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
@@ -100,6 +103,14 @@ export class ConformanceChecker {
       found.op.responses[String(response.status)] ??
       found.op.responses[`${String(response.status)[0]}XX`];
     if (documented === undefined) throw new Error(`${where}: status not documented`);
+    for (const [name, header] of Object.entries(documented.headers ?? {})) {
+      const value = response.headers.get(name);
+      if (value === null) {
+        if (header.required) throw new Error(`${where}: header ${name} missing`);
+      } else if (!this.validator(header.schema)(value)) {
+        throw new Error(`${where}: header ${name}: ${value} does not match its schema`);
+      }
+    }
     const body = text === "" ? null : JSON.parse(text);
     const content = documented.content;
     if (content === undefined) {

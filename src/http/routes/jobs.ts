@@ -3,7 +3,8 @@ import { createRoute } from "@hono/zod-openapi";
 import { completionBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
 import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
 import {
-  completionReplySchema,
+  completionAcceptedSchema,
+  completionDuplicateSchema,
   jobSchema,
   jobsPageSchema,
   reservationSchema,
@@ -69,8 +70,11 @@ export const postCompletion = createRoute({
   security: CALLBACK,
   request: { params: jobParams, body: { required: true, ...json(completionBody) } },
   responses: {
-    202: { description: "Accepted", ...json(completionReplySchema) },
-    200: { description: "The same result again: nothing changed", ...json(completionReplySchema) },
+    202: { description: "Accepted", ...json(completionAcceptedSchema) },
+    200: {
+      description: "The same result again: nothing changed",
+      ...json(completionDuplicateSchema),
+    },
     ...problems(
       ...EVERY_ROUTE,
       ...WITH_BODY,

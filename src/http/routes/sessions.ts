@@ -1,7 +1,7 @@
 // Route table, sessions and messages: what each route takes and every answer it can give.
 import { createRoute } from "@hono/zod-openapi";
 import { appendMessageBody, createSessionBody, messagesQuery } from "../../domain/schemas";
-import { AUTHENTICATED, problems, WITH_BODY } from "../schemas/problem";
+import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
 import {
   messageIndexSchema,
   messagesPageSchema,
@@ -24,7 +24,8 @@ export const createSession = createRoute({
   request: { body: { required: true, ...json(createSessionBody) } },
   responses: {
     201: { description: "The new session", ...json(sessionViewSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "session_exists"),
+    // No path id: nothing here can be not found.
+    ...problems(...EVERY_ROUTE, "unauthorized", ...WITH_BODY, "session_exists"),
   },
 });
 

@@ -1,4 +1,4 @@
-// Zod schemas of the inbox answers (contract §5 "Inbox"): counts, claims with envelope and
+// Zod schemas of the inbox answers (docs/api.md "Inbox"): counts, claims with envelope and
 // provider message, acks. The domain builds these values; the route table documents them.
 import { z } from "zod";
 
@@ -9,7 +9,7 @@ const INSTRUCTION = z.enum([
   "background_exec_outcome_unknown",
 ]);
 
-export const inboxCountsSchema = z.object({
+export const inboxCountsSchema = z.strictObject({
   pending: count,
   claimed: count,
   acked: count,
@@ -17,12 +17,12 @@ export const inboxCountsSchema = z.object({
 });
 
 export const envelopeSchema = z
-  .object({
+  .strictObject({
     id: z.string(),
     generation: count,
     kind: z.literal("runtime_instruction"),
-    source: z.object({ type: z.literal("runtime"), subsystem: z.literal("background_exec") }),
-    body: z.object({
+    source: z.strictObject({ type: z.literal("runtime"), subsystem: z.literal("background_exec") }),
+    body: z.strictObject({
       type: z.literal("runtime_instruction"),
       instruction: INSTRUCTION,
       data: z.record(z.string(), z.unknown()),
@@ -33,14 +33,14 @@ export const envelopeSchema = z
   .meta({ id: "Envelope" });
 
 export const providerMessageSchema = z
-  .object({
+  .strictObject({
     id: z.string(),
     role: z.literal("user"),
     content: z.string(),
-    metadata: z.object({
+    metadata: z.strictObject({
       hidden_from_ui: z.literal(true),
       runtime_kind: INSTRUCTION,
-      session_message: z.object({
+      session_message: z.strictObject({
         id: z.string(),
         generation: count,
         instruction: INSTRUCTION,
@@ -51,13 +51,16 @@ export const providerMessageSchema = z
   .meta({ id: "ProviderMessage", description: "What the model sees (hidden from the UI)." });
 
 export const claimSchema = z
-  .object({
+  .strictObject({
     envelope: envelopeSchema,
     provider_message: providerMessageSchema,
     lease_expires_at: z.string(),
   })
   .meta({ id: "Claim" });
 
-export const claimsSchema = z.object({ claims: z.array(claimSchema) });
+export const claimsSchema = z.strictObject({ claims: z.array(claimSchema) });
 
-export const ackedSchema = z.object({ acked: z.array(z.string()), unknown: z.array(z.string()) });
+export const ackedSchema = z.strictObject({
+  acked: z.array(z.string()),
+  unknown: z.array(z.string()),
+});

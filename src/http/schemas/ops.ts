@@ -1,4 +1,5 @@
-// Zod schemas of the operator answers (contract §8): the audit trail and the attention list.
+// Zod schemas of the operator answers (docs/api.md "Operators"): the audit trail and the
+// attention list.
 // The session objects and the D1 index produce these values; the route table documents them.
 import { z } from "zod";
 import { ATTENTION_STATUSES } from "../../domain/index-entry";
@@ -11,7 +12,7 @@ const at = { seq: count, at: z.string() };
 
 export const auditEventSchema = z
   .discriminatedUnion("type", [
-    z.object({
+    z.strictObject({
       ...at,
       type: z.literal("completion"),
       handle: z.string(),
@@ -19,7 +20,7 @@ export const auditEventSchema = z
       disposition: z.string().nullable(),
       token_lifetime: z.string().optional(),
     }),
-    z.object({
+    z.strictObject({
       ...at,
       type: z.literal("delivery"),
       resume_id: z.string(),
@@ -28,13 +29,13 @@ export const auditEventSchema = z
       error: z.string().nullable(),
       duration_ms: count,
     }),
-    z.object({
+    z.strictObject({
       ...at,
       type: z.literal("run_registered"),
       run_id: z.string(),
       resume_id: z.string().nullable(),
     }),
-    z.object({
+    z.strictObject({
       ...at,
       type: z.literal("run_suspended"),
       run_id: z.string(),
@@ -42,11 +43,16 @@ export const auditEventSchema = z
       wake: z.string(),
       ceiling_at: z.string().nullable(),
     }),
-    z.object({ ...at, type: z.literal("run_finished"), run_id: z.string(), status: z.string() }),
-    z.object({ ...at, type: z.literal("claim"), count, ids }),
-    z.object({ ...at, type: z.literal("ack"), count, ids }),
-    z.object({ ...at, type: z.literal("ceiling"), handles: ids }),
-    z.object({
+    z.strictObject({
+      ...at,
+      type: z.literal("run_finished"),
+      run_id: z.string(),
+      status: z.string(),
+    }),
+    z.strictObject({ ...at, type: z.literal("claim"), count, ids }),
+    z.strictObject({ ...at, type: z.literal("ack"), count, ids }),
+    z.strictObject({ ...at, type: z.literal("ceiling"), handles: ids }),
+    z.strictObject({
       ...at,
       type: z.literal("operator"),
       action: z.enum(["redeliver", "expire_wait", "mark_lost"]),
@@ -56,15 +62,15 @@ export const auditEventSchema = z
   ])
   .meta({ id: "AuditEvent" });
 
-export const eventsPageSchema = z.object({
+export const eventsPageSchema = z.strictObject({
   events: z.array(auditEventSchema),
   next_after: count.nullable(),
 });
 
-export const redeliveredSchema = z.object({ resume_id: z.string() });
+export const redeliveredSchema = z.strictObject({ resume_id: z.string() });
 
 export const listedSessionSchema = z
-  .object({
+  .strictObject({
     tenant: z.string(),
     id: z.string(),
     status: z.enum(ATTENTION_STATUSES),
@@ -74,7 +80,7 @@ export const listedSessionSchema = z
     overdue_at: z.string().nullable(),
     waiting_for: ids,
     resume: z
-      .object({
+      .strictObject({
         resume_id: z.string(),
         state: RESUME_STATE,
         attempts: count,
@@ -87,10 +93,10 @@ export const listedSessionSchema = z
   })
   .meta({ id: "ListedSession", description: "A session that needs attention, from the index." });
 
-export const attentionListSchema = z.object({
+export const attentionListSchema = z.strictObject({
   sessions: z.array(listedSessionSchema),
   next: z.string().nullable(),
-  counts: z.object({
+  counts: z.strictObject({
     suspended: count,
     resuming: count,
     failed: count,

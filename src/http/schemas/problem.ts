@@ -10,21 +10,29 @@ const DESCRIPTIONS: Record<number, string> = {
   409: "Conflict with the session's state",
   410: "Gone: the lifetime ended or the job was purged",
   413: "Body or field over its limit",
-  415: "Not a UTF-8 JSON body",
+  415: "Not a JSON media type, or a charset label other than UTF-8",
   422: "Malformed JSON or a body, query or path that fails validation",
   429: "The inbox backlog is full: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
 };
 
+/** The headers problem.ts sends with a status, beside the body. */
+const HEADERS: Record<number, z.ZodObject> = {
+  401: z.object({
+    "www-authenticate": z.literal("Bearer").meta({ description: "The scheme every route takes" }),
+  }),
+  429: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }),
+};
+
 const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
-  z.object({
-    type: z.string(),
+  z.strictObject({
+    type: z.string().meta({ description: "An identifier per code, not a page" }),
     title: z.string(),
     status: z.literal(status),
     detail: z.string(),
     code: z.enum(codes),
     errors: z
-      .array(z.object({ path: z.string(), message: z.string() }))
+      .array(z.strictObject({ path: z.string(), message: z.string() }))
       .optional()
       .meta({ description: "Each validation issue (422 only)" }),
   });
@@ -46,12 +54,11 @@ export function problems(...codes: ErrorCode[]): Record<number, ProblemResponse>
   }
   const responses: Record<number, ProblemResponse> = {};
   for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers = HEADERS[status];
     responses[status] = {
       description: `${DESCRIPTIONS[status] ?? "Error"} (code: ${listed.join(", ")})`,
       content: { "application/problem+json": { schema: problemSchema(listed, status) } },
-      ...(status === 429
-        ? { headers: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }) }
-        : {}),
+      ...(headers === undefined ? {} : { headers }),
     };
   }
   return responses;

@@ -1,4 +1,5 @@
-// Zod schemas of the JSON the agent-facing routes answer (contract §5): sessions, messages, jobs.
+// Zod schemas of the JSON the agent-facing routes answer (docs/api.md "The session view",
+// "Messages", "Exec jobs", "Runs"): sessions, messages, jobs.
 // The domain's view builders produce these shapes; the route table and the client type against them.
 import { z } from "zod";
 import { ENDED_BY, JOB_STATUSES } from "../../domain/schemas";
@@ -16,17 +17,21 @@ export const RESUME_STATE = z.enum(["scheduled", "delivered", "no_target", "comp
 export const SESSION_STATUS = z.enum(["idle", "running", "suspended", "resuming"]);
 
 export const sessionViewSchema = z
-  .object({
+  .strictObject({
     id: z.string(),
     tenant: z.string(),
     lifetime: z.string(),
     created_at: timestamp,
     status: SESSION_STATUS,
     run: z
-      .object({ run_id: z.string(), resume_id: z.string().nullable(), registered_at: timestamp })
+      .strictObject({
+        run_id: z.string(),
+        resume_id: z.string().nullable(),
+        registered_at: timestamp,
+      })
       .nullable(),
     waiting_for_bash: z
-      .object({
+      .strictObject({
         handles: z.array(z.string()),
         wake: z.enum(["all", "any"]),
         since: timestamp,
@@ -34,7 +39,7 @@ export const sessionViewSchema = z
       })
       .nullable(),
     suspension: z
-      .object({
+      .strictObject({
         reason: z.literal("waiting_for_bash"),
         suspended_at: timestamp,
         resumable: z.boolean(),
@@ -42,9 +47,9 @@ export const sessionViewSchema = z
       .nullable(),
     metadata: z.record(z.string(), z.unknown()),
     message_count: count,
-    inbox: z.object({ pending: count, claimed: count, generation: count }),
+    inbox: z.strictObject({ pending: count, claimed: count, generation: count }),
     resume: z
-      .object({
+      .strictObject({
         resume_id: z.string(),
         reason: RESUME_REASON,
         state: RESUME_STATE,
@@ -56,14 +61,14 @@ export const sessionViewSchema = z
         ended_at: timestamp.nullable(),
       })
       .nullable(),
-    jobs: z.object({ running: count, done: count }),
+    jobs: z.strictObject({ running: count, done: count }),
     notify_seq: count,
     resume_url: z.string().nullable(),
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 
 export const messageSchema = z
-  .object({
+  .strictObject({
     index: count,
     role: z.enum(["user", "assistant", "system", "tool"]),
     content: z.unknown(),
@@ -72,12 +77,12 @@ export const messageSchema = z
   })
   .meta({ id: "Message" });
 
-export const messagesPageSchema = z.object({
+export const messagesPageSchema = z.strictObject({
   messages: z.array(messageSchema),
   next_after: count.nullable(),
 });
 
-export const messageIndexSchema = z.object({ index: count });
+export const messageIndexSchema = z.strictObject({ index: count });
 
 const jobFields = {
   handle: z.string(),
@@ -93,46 +98,51 @@ const jobFields = {
 };
 
 export const jobSchema = z
-  .object({ ...jobFields, output: z.string() })
+  .strictObject({ ...jobFields, output: z.string() })
   .meta({ id: "Job", description: "One exec job with its output (the write_stdin pull)." });
 
 export const jobSummarySchema = z
-  .object(jobFields)
+  .strictObject(jobFields)
   .meta({ id: "JobSummary", description: "A job without its output." });
 
-export const jobsPageSchema = z.object({
+export const jobsPageSchema = z.strictObject({
   jobs: z.array(jobSummarySchema),
   next: count.nullable(),
 });
 
 export const callbackSchema = z
-  .object({ url: z.string(), token: z.string() })
+  .strictObject({ url: z.string(), token: z.string() })
   .meta({ id: "Callback", description: "Where and with which bearer token the runner reports." });
 
-export const reservationSchema = z.object({ job: jobSchema, callback: callbackSchema });
+export const reservationSchema = z.strictObject({ job: jobSchema, callback: callbackSchema });
 
-export const runRegisteredSchema = z.object({ run_id: z.string(), notify_seq: count });
+export const runRegisteredSchema = z.strictObject({ run_id: z.string(), notify_seq: count });
 
-export const notificationsSchema = z.object({ notify_seq: count, pending: count });
+export const notificationsSchema = z.strictObject({ notify_seq: count, pending: count });
+
+export const completionAcceptedSchema = z
+  .strictObject({
+    outcome: z.literal("accepted"),
+    generation: count,
+    disposition: z.enum([
+      "resume_scheduled",
+      "active_run_notified",
+      "staged",
+      "queued",
+      "observed",
+    ]),
+  })
+  .meta({ id: "CompletionAccepted" });
+
+export const completionDuplicateSchema = z
+  .strictObject({ outcome: z.literal("duplicate"), generation: count })
+  .meta({ id: "CompletionDuplicate", description: "The same result again: nothing changed." });
 
 export const completionReplySchema = z
-  .discriminatedUnion("outcome", [
-    z.object({
-      outcome: z.literal("accepted"),
-      generation: count,
-      disposition: z.enum([
-        "resume_scheduled",
-        "active_run_notified",
-        "staged",
-        "queued",
-        "observed",
-      ]),
-    }),
-    z.object({ outcome: z.literal("duplicate"), generation: count }),
-  ])
+  .discriminatedUnion("outcome", [completionAcceptedSchema, completionDuplicateSchema])
   .meta({ id: "CompletionReply" });
 
-export const statsSchema = z.object({
+export const statsSchema = z.strictObject({
   rows_read: count,
   rows_written: count,
   database_bytes: count,
@@ -140,5 +150,5 @@ export const statsSchema = z.object({
   index_rows_written: count,
 });
 
-export const healthSchema = z.object({ ok: z.literal(true), version: z.string() });
-export const objectHealthSchema = z.object({ ok: z.literal(true) });
+export const healthSchema = z.strictObject({ ok: z.literal(true), version: z.string() });
+export const objectHealthSchema = z.strictObject({ ok: z.literal(true) });

@@ -1,0 +1,48 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { JobSummaryView, JobView } from "../client";
+import * as jobRoutes from "./routes/jobs";
+import { answer, type SuccessBody, type UndeclaredFields } from "./serve";
+
+const summary: JobSummaryView = {
+  handle: "h",
+  command: "true",
+  lifetime: "L",
+  status: "running",
+  exit_code: null,
+  output_truncated: false,
+  output_bytes_total: 0,
+  ended_by: null,
+  reserved_at: "2026-01-01T00:00:00.000Z",
+  completed_at: null,
+};
+const job: JobView = { ...summary, output: "" };
+
+type GetJob = SuccessBody<typeof jobRoutes.getJob, 200>;
+type ListJobs = SuccessBody<typeof jobRoutes.listJobs, 200>;
+
+describe("answer takes only the fields its route declares", () => {
+  it("names a leaked field, at any depth, as a type; an exact value has none", () => {
+    expectTypeOf<UndeclaredFields<GetJob, GetJob>>().toEqualTypeOf<never>();
+    expectTypeOf<
+      UndeclaredFields<GetJob & { callback_token: string }, GetJob>
+    >().toEqualTypeOf<"value.callback_token">();
+    expectTypeOf<
+      UndeclaredFields<{ jobs: JobView[]; next: number | null }, ListJobs>
+    >().toEqualTypeOf<"value.jobs[].output">();
+  });
+
+  it("an exact value is answered as it is, with the status it is declared under", async () => {
+    const response = answer(jobRoutes.getJob, 200, { ok: true, value: job });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(job);
+    const leaked = { ...job, callback_token: "secret" };
+    // @ts-expect-error: callback_token is not a field getJob declares (the point of this test)
+    answer(jobRoutes.getJob, 200, { ok: true, value: leaked });
+    const page = { jobs: [job], next: null };
+    // @ts-expect-error: a list answers summaries; output is not one of their fields
+    answer(jobRoutes.listJobs, 200, { ok: true, value: page });
+    const duplicate = { outcome: "duplicate" as const, generation: 1 };
+    // @ts-expect-error: a duplicate is the 200 answer's body, never the 202's
+    answer(jobRoutes.postCompletion, 202, { ok: true, value: duplicate });
+  });
+});
