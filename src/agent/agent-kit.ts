@@ -2,8 +2,9 @@
 // model turn, durable conversation, acks and the turn boundary. The caller owns HTTP and the model.
 import { randomUUID } from "node:crypto";
 import type { LanguageModel } from "ai";
-import { type ExecInboxClient, ExecInboxError, verifyResume } from "../client";
+import { type ExecInboxClient, verifyResume } from "../client";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
+import { isSessionGone, retrying } from "./retry";
 import { runTurns } from "./run-turns";
 import type { RunnerClient } from "./runner-client";
 
@@ -24,6 +25,8 @@ export interface AgentKitOptions {
   /** Claim lease: a host that dies holding a claim sees it again this long after. */
   readonly leaseMs?: number;
   readonly maxSteps?: number;
+  /** Model turns tried before a failing provider ends the run (default 3). */
+  readonly modelAttempts?: number;
   readonly log?: (line: string) => void;
   /** Crash injection for tests: throwing here stops the run after the turn is stored, before ack. */
   readonly afterStore?: (sessionId: string) => void;
@@ -35,6 +38,18 @@ export interface ResumeDelivery {
   readonly resumeId: string;
   readonly reason: string;
   readonly outcome: "accepted" | "duplicate" | "unknown";
+}
+
+/** A human message whose session is gone (deleted, or re-created): the message was not delivered. */
+export class SessionGoneError extends Error {
+  constructor(
+    readonly sessionId: string,
+    readonly text: string,
+    cause: unknown,
+  ) {
+    super(`session ${sessionId} is gone; the message was not delivered`, { cause });
+    this.name = "SessionGoneError";
+  }
 }
 
 const RETRY_FIRST_MS = 1000;
@@ -78,17 +93,24 @@ export class AgentKit {
 
   private schedule(sessionId: string, waitLease = false, attempt = 0): void {
     this.serial(sessionId, () => this.drive(sessionId, waitLease)).catch((error: unknown) => {
-      // The run stays registered and its claims unacked: nothing else would ever finish it, so
-      // retry (after the lease, from the stored record) until it goes through or the host closes.
-      const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
-      this.log(`session ${sessionId}: run stopped (${String(error)}); retrying in ${delay} ms`);
-      if (this.closed) return;
-      const timer = setTimeout(() => {
-        this.retries.delete(timer);
-        this.schedule(sessionId, true, attempt + 1);
-      }, delay);
-      this.retries.add(timer);
+      this.log(`session ${sessionId}: run stopped (${String(error)})`);
+      this.scheduleRetry(sessionId, attempt);
     });
+  }
+
+  /**
+   * The run stays stored (maybe registered, its claims unacked): nothing else would ever finish
+   * it, so retry (after the lease, from the stored record) until it goes through or the host closes.
+   */
+  private scheduleRetry(sessionId: string, attempt: number): void {
+    if (this.closed) return;
+    const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
+    this.log(`session ${sessionId}: retrying the run in ${delay} ms`);
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      this.schedule(sessionId, true, attempt + 1);
+    }, delay);
+    this.retries.add(timer);
   }
 
   /** Stops retrying failed runs (a host shutting down; its stored runs resume on next start). */
@@ -154,8 +176,12 @@ export class AgentKit {
       }
       if (record.resumes.includes(resumeId)) {
         note("duplicate");
-        // A redelivery after a crash: make sure the recorded work is being done.
-        if (record.pendingResume !== null || record.activeRun !== null) this.schedule(sessionId);
+        // exec-inbox delivers again only what no run has taken: if no work is stored for it (an
+        // earlier drive gave up), drive `run-<resume id>` again; registering it is idempotent.
+        if (record.pendingResume === null && record.activeRun === null) {
+          await this.options.store.save({ ...record, pendingResume: resumeId });
+        }
+        this.schedule(sessionId);
         return json(200, { duplicate: true });
       }
       note("accepted");
@@ -169,7 +195,11 @@ export class AgentKit {
     });
   }
 
-  /** A human message: a run of its own, which leaves an armed wait armed (contract S2). */
+  /**
+   * A human message: a run of its own, which leaves an armed wait armed (contract S2). Rejects when
+   * the run cannot be registered: with `SessionGoneError` (the message is not kept), or with the
+   * transient error, the message then kept in the stored run and retried in the background.
+   */
   sendUserMessage(sessionId: string, text: string): Promise<string> {
     return this.serial(sessionId, async () => {
       await this.drive(sessionId, true);
@@ -183,7 +213,13 @@ export class AgentKit {
         pendingUserText: text,
       };
       await this.options.store.save({ ...record, activeRun });
-      return this.drive(sessionId, false);
+      try {
+        return await this.drive(sessionId, false);
+      } catch (error) {
+        // The message is stored with its run: finish it once exec-inbox answers again.
+        if (!(error instanceof SessionGoneError)) this.scheduleRetry(sessionId, 0);
+        throw error;
+      }
     });
   }
 
@@ -221,14 +257,19 @@ export class AgentKit {
     if (run === null) return "";
     try {
       // Registering the same run again is a no-op, so this also covers a restart mid-run.
-      await this.options.inbox.registerRun(sessionId, {
-        run_id: run.runId,
-        ...(run.resumeId === null ? {} : { resume_id: run.resumeId }),
-      });
+      await retrying(() =>
+        this.options.inbox.registerRun(sessionId, {
+          run_id: run.runId,
+          ...(run.resumeId === null ? {} : { resume_id: run.resumeId }),
+        }),
+      );
     } catch (error) {
-      if (!(error instanceof ExecInboxError) || error.problem.status === 409) throw error;
-      // 404 / 410: the session is gone; nothing to run.
+      // Anything but "the session is gone" keeps the stored run: the caller retries it.
+      if (!isSessionGone(error)) throw error;
       await this.options.store.save({ ...record, activeRun: null });
+      if (run.pendingUserText !== null) {
+        throw new SessionGoneError(sessionId, run.pendingUserText, error);
+      }
       return "";
     }
     return runTurns(this.options, record, run, waitLease);

@@ -3,6 +3,8 @@
 import { tool } from "ai";
 import { z } from "zod";
 import { type ExecInboxClient, ExecInboxError } from "../client";
+import { MAX_COMMAND_BYTES } from "../domain/schemas";
+import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
 
 export interface ExecToolContext {
@@ -16,7 +18,14 @@ export interface ExecToolContext {
 }
 
 const execCommandInput = z.object({
-  cmd: z.string().min(1).describe("The shell command, run with bash -c."),
+  // exec-inbox refuses to reserve a longer command: the runner must never start one.
+  cmd: z
+    .string()
+    .min(1)
+    .refine((cmd) => new TextEncoder().encode(cmd).byteLength <= MAX_COMMAND_BYTES, {
+      message: `cmd is longer than ${MAX_COMMAND_BYTES} bytes (UTF-8)`,
+    })
+    .describe(`The shell command, run with bash -c (at most ${MAX_COMMAND_BYTES} bytes).`),
   workdir: z.string().min(1).optional().describe("Working directory."),
   yield_time_ms: z
     .int()
@@ -71,17 +80,32 @@ export function execTools(ctx: ExecToolContext) {
       description:
         "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
       inputSchema: execCommandInput,
-      execute: async (input): Promise<ExecAnswer & { note?: string }> => {
+      execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
         const answer = await ctx.runner.execCommand(input);
         const handle = answer.session_id;
         if (handle === undefined) return answer;
         // Reserve and arm before the model hears of the handle: a completion that comes between
-        // the two is held by the runner until armed, so none can be missed.
-        const { callback } = await ctx.inbox.reserveJob(ctx.sessionId, {
-          handle,
-          command: input.cmd,
-        });
-        await ctx.runner.armCallback(handle, callback);
+        // the two is held by the runner until armed, so none can be missed. Both are idempotent.
+        try {
+          const { callback } = await retrying(() =>
+            ctx.inbox.reserveJob(ctx.sessionId, { handle, command: input.cmd }),
+          );
+          await retrying(() => ctx.runner.armCallback(handle, callback));
+        } catch (error) {
+          // Nobody would be told when it ends: a command must not run unwatched.
+          const killed = await retrying(() => ctx.runner.kill(handle)).then(
+            () => true,
+            () => false,
+          );
+          return {
+            ...answer,
+            session_id: handle,
+            status: killed ? "killed" : "unwatched",
+            note: killed
+              ? `The command was stopped: exec-inbox could not take it in the background (${String(error)}). Run it again later.`
+              : `exec-inbox could not take the command in the background (${String(error)}) and it could not be stopped: its outcome is unknown and nobody will report it.`,
+          };
+        }
         ctx.onBackground(handle);
         return {
           ...answer,
@@ -94,6 +118,15 @@ export function execTools(ctx: ExecToolContext) {
         "Write characters to a running command's stdin (empty chars: only read), returning new output, and exit_code once it has exited.",
       inputSchema: writeStdinInput,
       execute: async (input) => {
+        // Runner handles are global to the runner: only a job of this session may be touched.
+        try {
+          await retrying(() => ctx.inbox.getJob(ctx.sessionId, input.session_id));
+        } catch (error) {
+          if (error instanceof ExecInboxError && error.problem.status === 404) {
+            throw new Error(`no command with session_id ${input.session_id} in this session`);
+          }
+          throw error;
+        }
         try {
           const answer = await ctx.runner.writeStdin(input);
           if (answer.exit_code !== undefined) ctx.onEnded(input.session_id);
