@@ -57,12 +57,31 @@ const RETRY_MAX_MS = 300_000;
 const KEEP_RESUME_IDS = 256;
 const KEEP_DELIVERIES = 1000;
 
+/** Runs `task` after the earlier tasks queued under `key`; the map forgets a key once it is idle. */
+function queued<T>(
+  queues: Map<string, Promise<unknown>>,
+  key: string,
+  task: () => Promise<T>,
+): Promise<T> {
+  const next = (queues.get(key) ?? Promise.resolve()).then(task, task);
+  const tail = next.then(
+    () => {},
+    () => {},
+  );
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return next;
+}
+
 const json = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 export class AgentKit {
   readonly deliveries: ResumeDelivery[] = [];
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly storeLocks = new Map<string, Promise<unknown>>();
   private readonly retries = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
 
@@ -74,13 +93,30 @@ export class AgentKit {
 
   /** Runs `task` after every earlier task of the session: one turn at a time per session. */
   private serial<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
-    const next = (this.chains.get(sessionId) ?? Promise.resolve()).then(task, task);
-    this.chains.set(
-      sessionId,
-      next.catch(() => {}),
-    );
-    return next;
+    return queued(this.chains, sessionId, task);
   }
+
+  /**
+   * The store for runs: each save keeps the resume bookkeeping (`resumes`, a newer
+   * `pendingResume`) that `handleResume` wrote meanwhile under the short store lock.
+   */
+  private readonly runStore: ConversationStore = {
+    load: (sessionId) => this.options.store.load(sessionId),
+    delete: (sessionId) => this.options.store.delete(sessionId),
+    list: () => this.options.store.list(),
+    save: (record) =>
+      queued(this.storeLocks, record.sessionId, async () => {
+        const latest = await this.options.store.load(record.sessionId);
+        // Deleted meanwhile: a run must not bring the session back.
+        if (latest === undefined) return;
+        const taken = record.activeRun?.resumeId ?? null;
+        const pendingResume =
+          latest.pendingResume !== null && latest.pendingResume !== taken
+            ? latest.pendingResume
+            : record.pendingResume;
+        await this.options.store.save({ ...record, resumes: latest.resumes, pendingResume });
+      }),
+  };
 
   /** Resolves once the session has no queued or running work (tests, shutdown). */
   async settled(sessionId: string): Promise<void> {
@@ -163,7 +199,9 @@ export class AgentKit {
     const sessionId = payload.session_id;
     // The signed `webhook-id` is the resume id (one per wake, the same on every redelivery).
     const resumeId = request.headers.get("webhook-id") ?? payload.resume_id;
-    return this.serial(sessionId, async () => {
+    // Only the store lock, never the run chain: the answer does not wait for a model turn or a
+    // lease, so exec-inbox's delivery timeout never sends the same resume again for that.
+    return queued(this.storeLocks, sessionId, async () => {
       const record = await this.options.store.load(sessionId);
       const note = (outcome: ResumeDelivery["outcome"]) => {
         this.deliveries.push({ sessionId, resumeId, reason: payload.reason, outcome });
@@ -212,7 +250,7 @@ export class AgentKit {
         leaseExpiresAt: 0,
         pendingUserText: text,
       };
-      await this.options.store.save({ ...record, activeRun });
+      await this.runStore.save({ ...record, activeRun });
       try {
         return await this.drive(sessionId, false);
       } catch (error) {
@@ -250,7 +288,7 @@ export class AgentKit {
         pendingUserText: null,
       };
       record = { ...record, pendingResume: null, activeRun };
-      await this.options.store.save(record);
+      await this.runStore.save(record);
       this.log(`session ${sessionId}: resumed by ${resumeId}`);
     }
     const run = record.activeRun;
@@ -266,12 +304,12 @@ export class AgentKit {
     } catch (error) {
       // Anything but "the session is gone" keeps the stored run: the caller retries it.
       if (!isSessionGone(error)) throw error;
-      await this.options.store.save({ ...record, activeRun: null });
+      await this.runStore.save({ ...record, activeRun: null });
       if (run.pendingUserText !== null) {
         throw new SessionGoneError(sessionId, run.pendingUserText, error);
       }
       return "";
     }
-    return runTurns(this.options, record, run, waitLease);
+    return runTurns({ ...this.options, store: this.runStore }, record, run, waitLease);
   }
 }

@@ -156,7 +156,20 @@ async function modelTurn(
   const running = new Set(record.running);
   if (userText !== null) messages.push({ role: "user", content: userText });
   for (const claim of claims) {
-    messages.push({ role: "user", content: claim.provider_message.content });
+    const { id, content, metadata } = claim.provider_message;
+    // Kept with the message (providers ignore other providers' options): a UI tells runtime
+    // messages from human text, and the conversation names the exec-inbox message it holds.
+    messages.push({
+      role: "user",
+      content,
+      providerOptions: {
+        execInbox: {
+          id,
+          hidden_from_ui: metadata.hidden_from_ui,
+          runtime_kind: metadata.runtime_kind,
+        },
+      },
+    });
     for (const handle of handlesOf(claim)) running.delete(handle);
   }
   const result = await generateText({

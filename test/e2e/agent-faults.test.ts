@@ -4,8 +4,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MockLanguageModelV3 } from "ai/test";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { viewWhen } from "../../scripts/lib/local-stack";
+import { devVar, viewWhen } from "../../scripts/lib/local-stack";
 import {
   type AgentStack,
   assistantTexts,
@@ -66,6 +67,14 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
     expect(record.running).toEqual([]);
     await viewWhen(stack.dev.base, sid, (view) => view.status === "idle");
     expect(agent.host.kit.deliveries.filter((d) => d.sessionId === sid)).toHaveLength(1);
+    // The stored runtime message keeps exec-inbox's id and metadata: a UI can hide it.
+    const runtime = record.messages.filter((m) => m.role === "user" && m.providerOptions);
+    expect(runtime).toHaveLength(1);
+    expect(runtime[0]?.providerOptions?.execInbox).toMatchObject({
+      id: expect.any(String),
+      hidden_from_ui: true,
+      runtime_kind: "background_exec_completed",
+    });
   });
 
   it("rejects a human message whose run cannot be registered, keeps it, and answers it once exec-inbox is back", async () => {
@@ -185,5 +194,70 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
     agent.models.delete(sid);
     expect(await agent.host.kit.sendUserMessage(sid, "second")).toBe("Noted: second");
     expect(failing.doGenerateCalls).toHaveLength(3);
+  });
+
+  it("answers a resume delivery at once while a model turn of the session is still running", async () => {
+    const sid = "agent-fault-busy-resume";
+    await agent.host.kit.createSession(sid);
+    await agent.host.kit.sendUserMessage(sid, "run: sleep 1; printf first-cycle");
+    await conversationWhen(agent, sid, (r) =>
+      assistantTexts(r).some((text) => text.includes("first-cycle")),
+    );
+    await agent.host.kit.settled(sid);
+    const [delivery] = agent.host.kit.deliveries.filter((d) => d.sessionId === sid);
+    const { lifetime } = await stack.inbox.getSession(sid);
+
+    // The next human turn's model call blocks until the resume below has been answered.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const scripted = agent.models.get(sid)!;
+    agent.models.set(
+      sid,
+      new MockLanguageModelV3({
+        doGenerate: async (options) => {
+          await gate;
+          return scripted.doGenerate(options);
+        },
+      }),
+    );
+    const busy = agent.host.kit.sendUserMessage(sid, "slow turn");
+    await viewWhen(stack.dev.base, sid, (view) => view.status === "running");
+
+    const body = JSON.stringify({
+      type: "session.resume",
+      tenant: "default",
+      session_id: sid,
+      lifetime,
+      resume_id: delivery!.resumeId,
+      reason: "background_exec_completed",
+      inbox: { pending: 1 },
+    });
+    const at = new Date();
+    const answered = fetch(`${agent.host.url}/resume`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": delivery!.resumeId,
+        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+        "webhook-signature": new Webhook(devVar("RESUME_SIGNING_SECRET")).sign(
+          delivery!.resumeId,
+          at,
+          body,
+        ),
+      },
+      body,
+    });
+    // Waiting behind the blocked turn, the answer would never come before the gate opens.
+    const first = await Promise.race([
+      answered.then((response) => response.status),
+      sleep(10_000).then(() => "still waiting"),
+    ]);
+    release();
+    expect(first).toBe(200);
+    expect(await busy).toBe("Noted: slow turn");
+    await agent.host.kit.settled(sid);
+    await viewWhen(stack.dev.base, sid, (view) => view.status === "idle");
   });
 });
