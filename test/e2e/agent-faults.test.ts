@@ -260,4 +260,23 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
     await agent.host.kit.settled(sid);
     await viewWhen(stack.dev.base, sid, (view) => view.status === "idle");
   });
+
+  it("caps the output of a result pulled from exec-inbox like the runner caps its answers", async () => {
+    const sid = "agent-fault-pull-cap";
+    await agent.host.kit.createSession(sid);
+    await agent.host.kit.sendUserMessage(
+      sid,
+      "run: sleep 1; head -c 100000 /dev/zero | tr '\\0' a",
+    );
+    // The runner "forgot" the process: write_stdin falls back to exec-inbox's stored result.
+    runnerProxy.rule = ({ path }) => (path === "/v1/write_stdin" ? { status: 404 } : "forward");
+    const record = await conversationWhen(agent, sid, (r) =>
+      toolResults(r).some((result) => result.toolName === "write_stdin"),
+    );
+    const pulled = toolResults(record).find((result) => result.toolName === "write_stdin")?.value;
+    expect(pulled).toMatchObject({ status: "completed", exit_code: 0, output_truncated: true });
+    // The default budget: 10 000 tokens × 4 bytes, plus the omission marker.
+    expect(pulled.output.length).toBeLessThan(40_100);
+    expect(pulled.output).toMatch(/^a+\n…\[\d+ bytes omitted\]…\na+$/);
+  });
 });
