@@ -5,7 +5,7 @@ import type { LanguageModel } from "ai";
 import { type ExecInboxClient, verifyResume } from "../client";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
 import { isSessionGone, retrying } from "./retry";
-import { runTurns } from "./run-turns";
+import { ModelTurnError, runTurns } from "./run-turns";
 import type { RunnerClient } from "./runner-client";
 
 export interface AgentKitOptions {
@@ -177,7 +177,8 @@ export class AgentKit {
   async deleteSession(sessionId: string): Promise<void> {
     await this.serial(sessionId, async () => {
       await this.options.inbox.deleteSession(sessionId);
-      await this.options.store.delete(sessionId);
+      // Under the store lock: a resume recorded at the same moment must not bring the record back.
+      await queued(this.storeLocks, sessionId, () => this.options.store.delete(sessionId));
     });
   }
 
@@ -255,7 +256,10 @@ export class AgentKit {
         return await this.drive(sessionId, false);
       } catch (error) {
         // The message is stored with its run: finish it once exec-inbox answers again.
-        if (!(error instanceof SessionGoneError)) this.scheduleRetry(sessionId, 0);
+        // A failing model already ended the run: nothing is stored to retry.
+        if (!(error instanceof SessionGoneError || error instanceof ModelTurnError)) {
+          this.scheduleRetry(sessionId, 0);
+        }
         throw error;
       }
     });
