@@ -2,9 +2,10 @@
 // model turn, durable conversation, acks and the turn boundary. The caller owns HTTP and the model.
 import { randomUUID } from "node:crypto";
 import type { LanguageModel } from "ai";
-import { type ExecInboxClient, ExecInboxError, verifyResume } from "../client";
+import { type ExecInboxClient, verifyResume } from "../client";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
-import { runTurns } from "./run-turns";
+import { isSessionGone, retrying } from "./retry";
+import { ModelTurnError, runTurns } from "./run-turns";
 import type { RunnerClient } from "./runner-client";
 
 export interface AgentKitOptions {
@@ -24,6 +25,8 @@ export interface AgentKitOptions {
   /** Claim lease: a host that dies holding a claim sees it again this long after. */
   readonly leaseMs?: number;
   readonly maxSteps?: number;
+  /** Model turns tried before a failing provider ends the run (default 3). */
+  readonly modelAttempts?: number;
   readonly log?: (line: string) => void;
   /** Crash injection for tests: throwing here stops the run after the turn is stored, before ack. */
   readonly afterStore?: (sessionId: string) => void;
@@ -37,10 +40,40 @@ export interface ResumeDelivery {
   readonly outcome: "accepted" | "duplicate" | "unknown";
 }
 
+/** A human message whose session is gone (deleted, or re-created): the message was not delivered. */
+export class SessionGoneError extends Error {
+  constructor(
+    readonly sessionId: string,
+    readonly text: string,
+    cause: unknown,
+  ) {
+    super(`session ${sessionId} is gone; the message was not delivered`, { cause });
+    this.name = "SessionGoneError";
+  }
+}
+
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 300_000;
 const KEEP_RESUME_IDS = 256;
 const KEEP_DELIVERIES = 1000;
+
+/** Runs `task` after the earlier tasks queued under `key`; the map forgets a key once it is idle. */
+function queued<T>(
+  queues: Map<string, Promise<unknown>>,
+  key: string,
+  task: () => Promise<T>,
+): Promise<T> {
+  const next = (queues.get(key) ?? Promise.resolve()).then(task, task);
+  const tail = next.then(
+    () => {},
+    () => {},
+  );
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return next;
+}
 
 const json = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -48,6 +81,7 @@ const json = (status: number, body: unknown): Response =>
 export class AgentKit {
   readonly deliveries: ResumeDelivery[] = [];
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly storeLocks = new Map<string, Promise<unknown>>();
   private readonly retries = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
 
@@ -59,13 +93,30 @@ export class AgentKit {
 
   /** Runs `task` after every earlier task of the session: one turn at a time per session. */
   private serial<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
-    const next = (this.chains.get(sessionId) ?? Promise.resolve()).then(task, task);
-    this.chains.set(
-      sessionId,
-      next.catch(() => {}),
-    );
-    return next;
+    return queued(this.chains, sessionId, task);
   }
+
+  /**
+   * The store for runs: each save keeps the resume bookkeeping (`resumes`, a newer
+   * `pendingResume`) that `handleResume` wrote meanwhile under the short store lock.
+   */
+  private readonly runStore: ConversationStore = {
+    load: (sessionId) => this.options.store.load(sessionId),
+    delete: (sessionId) => this.options.store.delete(sessionId),
+    list: () => this.options.store.list(),
+    save: (record) =>
+      queued(this.storeLocks, record.sessionId, async () => {
+        const latest = await this.options.store.load(record.sessionId);
+        // Deleted meanwhile: a run must not bring the session back.
+        if (latest === undefined) return;
+        const taken = record.activeRun?.resumeId ?? null;
+        const pendingResume =
+          latest.pendingResume !== null && latest.pendingResume !== taken
+            ? latest.pendingResume
+            : record.pendingResume;
+        await this.options.store.save({ ...record, resumes: latest.resumes, pendingResume });
+      }),
+  };
 
   /** Resolves once the session has no queued or running work (tests, shutdown). */
   async settled(sessionId: string): Promise<void> {
@@ -78,17 +129,24 @@ export class AgentKit {
 
   private schedule(sessionId: string, waitLease = false, attempt = 0): void {
     this.serial(sessionId, () => this.drive(sessionId, waitLease)).catch((error: unknown) => {
-      // The run stays registered and its claims unacked: nothing else would ever finish it, so
-      // retry (after the lease, from the stored record) until it goes through or the host closes.
-      const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
-      this.log(`session ${sessionId}: run stopped (${String(error)}); retrying in ${delay} ms`);
-      if (this.closed) return;
-      const timer = setTimeout(() => {
-        this.retries.delete(timer);
-        this.schedule(sessionId, true, attempt + 1);
-      }, delay);
-      this.retries.add(timer);
+      this.log(`session ${sessionId}: run stopped (${String(error)})`);
+      this.scheduleRetry(sessionId, attempt);
     });
+  }
+
+  /**
+   * The run stays stored (maybe registered, its claims unacked): nothing else would ever finish
+   * it, so retry (after the lease, from the stored record) until it goes through or the host closes.
+   */
+  private scheduleRetry(sessionId: string, attempt: number): void {
+    if (this.closed) return;
+    const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
+    this.log(`session ${sessionId}: retrying the run in ${delay} ms`);
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      this.schedule(sessionId, true, attempt + 1);
+    }, delay);
+    this.retries.add(timer);
   }
 
   /** Stops retrying failed runs (a host shutting down; its stored runs resume on next start). */
@@ -119,7 +177,8 @@ export class AgentKit {
   async deleteSession(sessionId: string): Promise<void> {
     await this.serial(sessionId, async () => {
       await this.options.inbox.deleteSession(sessionId);
-      await this.options.store.delete(sessionId);
+      // Under the store lock: a resume recorded at the same moment must not bring the record back.
+      await queued(this.storeLocks, sessionId, () => this.options.store.delete(sessionId));
     });
   }
 
@@ -141,7 +200,9 @@ export class AgentKit {
     const sessionId = payload.session_id;
     // The signed `webhook-id` is the resume id (one per wake, the same on every redelivery).
     const resumeId = request.headers.get("webhook-id") ?? payload.resume_id;
-    return this.serial(sessionId, async () => {
+    // Only the store lock, never the run chain: the answer does not wait for a model turn or a
+    // lease, so exec-inbox's delivery timeout never sends the same resume again for that.
+    return queued(this.storeLocks, sessionId, async () => {
       const record = await this.options.store.load(sessionId);
       const note = (outcome: ResumeDelivery["outcome"]) => {
         this.deliveries.push({ sessionId, resumeId, reason: payload.reason, outcome });
@@ -154,8 +215,12 @@ export class AgentKit {
       }
       if (record.resumes.includes(resumeId)) {
         note("duplicate");
-        // A redelivery after a crash: make sure the recorded work is being done.
-        if (record.pendingResume !== null || record.activeRun !== null) this.schedule(sessionId);
+        // exec-inbox delivers again only what no run has taken: if no work is stored for it (an
+        // earlier drive gave up), drive `run-<resume id>` again; registering it is idempotent.
+        if (record.pendingResume === null && record.activeRun === null) {
+          await this.options.store.save({ ...record, pendingResume: resumeId });
+        }
+        this.schedule(sessionId);
         return json(200, { duplicate: true });
       }
       note("accepted");
@@ -169,7 +234,11 @@ export class AgentKit {
     });
   }
 
-  /** A human message: a run of its own, which leaves an armed wait armed (contract S2). */
+  /**
+   * A human message: a run of its own, which leaves an armed wait armed (contract S2). Rejects when
+   * the run cannot be registered: with `SessionGoneError` (the message is not kept), or with the
+   * transient error, the message then kept in the stored run and retried in the background.
+   */
   sendUserMessage(sessionId: string, text: string): Promise<string> {
     return this.serial(sessionId, async () => {
       await this.drive(sessionId, true);
@@ -182,8 +251,17 @@ export class AgentKit {
         leaseExpiresAt: 0,
         pendingUserText: text,
       };
-      await this.options.store.save({ ...record, activeRun });
-      return this.drive(sessionId, false);
+      await this.runStore.save({ ...record, activeRun });
+      try {
+        return await this.drive(sessionId, false);
+      } catch (error) {
+        // The message is stored with its run: finish it once exec-inbox answers again.
+        // A failing model already ended the run: nothing is stored to retry.
+        if (!(error instanceof SessionGoneError || error instanceof ModelTurnError)) {
+          this.scheduleRetry(sessionId, 0);
+        }
+        throw error;
+      }
     });
   }
 
@@ -214,23 +292,28 @@ export class AgentKit {
         pendingUserText: null,
       };
       record = { ...record, pendingResume: null, activeRun };
-      await this.options.store.save(record);
+      await this.runStore.save(record);
       this.log(`session ${sessionId}: resumed by ${resumeId}`);
     }
     const run = record.activeRun;
     if (run === null) return "";
     try {
       // Registering the same run again is a no-op, so this also covers a restart mid-run.
-      await this.options.inbox.registerRun(sessionId, {
-        run_id: run.runId,
-        ...(run.resumeId === null ? {} : { resume_id: run.resumeId }),
-      });
+      await retrying(() =>
+        this.options.inbox.registerRun(sessionId, {
+          run_id: run.runId,
+          ...(run.resumeId === null ? {} : { resume_id: run.resumeId }),
+        }),
+      );
     } catch (error) {
-      if (!(error instanceof ExecInboxError) || error.problem.status === 409) throw error;
-      // 404 / 410: the session is gone; nothing to run.
-      await this.options.store.save({ ...record, activeRun: null });
+      // Anything but "the session is gone" keeps the stored run: the caller retries it.
+      if (!isSessionGone(error)) throw error;
+      await this.runStore.save({ ...record, activeRun: null });
+      if (run.pendingUserText !== null) {
+        throw new SessionGoneError(sessionId, run.pendingUserText, error);
+      }
       return "";
     }
-    return runTurns(this.options, record, run, waitLease);
+    return runTurns({ ...this.options, store: this.runStore }, record, run, waitLease);
   }
 }

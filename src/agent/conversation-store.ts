@@ -1,5 +1,6 @@
 // The agent host's durable record of one session: the model conversation and what the kit needs to
-// recover after a crash. The file store writes each record atomically (temp file, fsync, rename).
+// recover after a crash. The file store writes each record atomically (temp file, fsync, rename,
+// fsync of the directory). One process per store directory: records are not locked across processes.
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelMessage } from "ai";
@@ -67,6 +68,13 @@ export class FileConversationStore implements ConversationStore {
       await handle.close();
     }
     await rename(temp, target);
+    // The rename itself is durable only once the directory is synced.
+    const dir = await open(this.dir, "r");
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
   }
 
   async delete(sessionId: string): Promise<void> {

@@ -50,6 +50,7 @@ export function exampleHostApp(kit: AgentKit): Hono {
 }
 
 export async function startExampleHost(options: ExampleHostOptions): Promise<ExampleHost> {
+  // The routes have no auth (only /resume is signed): loopback unless the caller says otherwise.
   const hostname = options.hostname ?? "127.0.0.1";
   const url = `http://${hostname}:${options.port}`;
   const kit = new AgentKit({

@@ -3,6 +3,8 @@
 import { tool } from "ai";
 import { z } from "zod";
 import { type ExecInboxClient, ExecInboxError } from "../client";
+import { MAX_COMMAND_BYTES } from "../domain/schemas";
+import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
 
 export interface ExecToolContext {
@@ -16,7 +18,14 @@ export interface ExecToolContext {
 }
 
 const execCommandInput = z.object({
-  cmd: z.string().min(1).describe("The shell command, run with bash -c."),
+  // exec-inbox refuses to reserve a longer command: the runner must never start one.
+  cmd: z
+    .string()
+    .min(1)
+    .refine((cmd) => new TextEncoder().encode(cmd).byteLength <= MAX_COMMAND_BYTES, {
+      message: `cmd is longer than ${MAX_COMMAND_BYTES} bytes (UTF-8)`,
+    })
+    .describe(`The shell command, run with bash -c (at most ${MAX_COMMAND_BYTES} bytes).`),
   workdir: z.string().min(1).optional().describe("Working directory."),
   yield_time_ms: z
     .int()
@@ -34,8 +43,37 @@ const writeStdinInput = z.object({
   max_output_tokens: z.int().min(1).max(1_000_000).optional(),
 });
 
+// The runner's own output budget: `max_output_tokens` × 4 bytes (default 10 000 tokens).
+const BYTES_PER_TOKEN = 4;
+const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
+
+/** A UTF-8 cut that does not split a character: back up over continuation bytes. */
+const charStart = (bytes: Uint8Array, at: number): number => {
+  let i = Math.max(0, Math.min(at, bytes.length));
+  while (i > 0 && i < bytes.length && ((bytes[i] as number) & 0xc0) === 0x80) i--;
+  return i;
+};
+
+/** Head and tail of `output` within the budget, the middle replaced as the runner marks it. */
+export function capOutput(
+  output: string,
+  maxOutputTokens: number | undefined,
+): { text: string; dropped: number } {
+  const limit = Math.max(256, (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * BYTES_PER_TOKEN);
+  const bytes = new TextEncoder().encode(output);
+  if (bytes.length <= limit) return { text: output, dropped: 0 };
+  const headEnd = charStart(bytes, Math.floor(limit / 2));
+  const tailStart = charStart(bytes, bytes.length - (limit - headEnd));
+  const dropped = tailStart - headEnd;
+  const decoder = new TextDecoder();
+  return {
+    text: `${decoder.decode(bytes.subarray(0, headEnd))}\n…[${dropped} bytes omitted]…\n${decoder.decode(bytes.subarray(tailStart))}`,
+    dropped,
+  };
+}
+
 /** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
-async function pullFromInbox(ctx: ExecToolContext, handle: string) {
+async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputTokens?: number) {
   try {
     const job = await ctx.inbox.getJob(ctx.sessionId, handle);
     if (job.status === "running") {
@@ -47,12 +85,14 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string) {
       };
     }
     ctx.onEnded(handle);
+    // Capped like the runner's answer: a pull must not flood the model's context.
+    const capped = capOutput(job.output ?? "", maxOutputTokens);
     return {
       session_id: handle,
       status: job.status,
       exit_code: job.exit_code,
-      output: job.output,
-      output_truncated: job.output_truncated,
+      output: capped.text,
+      output_truncated: job.output_truncated || capped.dropped > 0,
       ...(job.status === "lost"
         ? { note: "The runner lost this process: its outcome is unknown, not a result." }
         : {}),
@@ -71,17 +111,32 @@ export function execTools(ctx: ExecToolContext) {
       description:
         "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
       inputSchema: execCommandInput,
-      execute: async (input): Promise<ExecAnswer & { note?: string }> => {
+      execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
         const answer = await ctx.runner.execCommand(input);
         const handle = answer.session_id;
         if (handle === undefined) return answer;
         // Reserve and arm before the model hears of the handle: a completion that comes between
-        // the two is held by the runner until armed, so none can be missed.
-        const { callback } = await ctx.inbox.reserveJob(ctx.sessionId, {
-          handle,
-          command: input.cmd,
-        });
-        await ctx.runner.armCallback(handle, callback);
+        // the two is held by the runner until armed, so none can be missed. Both are idempotent.
+        try {
+          const { callback } = await retrying(() =>
+            ctx.inbox.reserveJob(ctx.sessionId, { handle, command: input.cmd }),
+          );
+          await retrying(() => ctx.runner.armCallback(handle, callback));
+        } catch (error) {
+          // Nobody would be told when it ends: a command must not run unwatched.
+          const killed = await retrying(() => ctx.runner.kill(handle)).then(
+            () => true,
+            () => false,
+          );
+          return {
+            ...answer,
+            session_id: handle,
+            status: killed ? "killed" : "unwatched",
+            note: killed
+              ? `The command was stopped: exec-inbox could not take it in the background (${String(error)}). Run it again later.`
+              : `exec-inbox could not take the command in the background (${String(error)}) and it could not be stopped: its outcome is unknown and nobody will report it.`,
+          };
+        }
         ctx.onBackground(handle);
         return {
           ...answer,
@@ -94,13 +149,22 @@ export function execTools(ctx: ExecToolContext) {
         "Write characters to a running command's stdin (empty chars: only read), returning new output, and exit_code once it has exited.",
       inputSchema: writeStdinInput,
       execute: async (input) => {
+        // Runner handles are global to the runner: only a job of this session may be touched.
+        try {
+          await retrying(() => ctx.inbox.getJob(ctx.sessionId, input.session_id));
+        } catch (error) {
+          if (error instanceof ExecInboxError && error.problem.status === 404) {
+            throw new Error(`no command with session_id ${input.session_id} in this session`);
+          }
+          throw error;
+        }
         try {
           const answer = await ctx.runner.writeStdin(input);
           if (answer.exit_code !== undefined) ctx.onEnded(input.session_id);
           return answer;
         } catch (error) {
           if (error instanceof RunnerError && error.status === 404) {
-            return pullFromInbox(ctx, input.session_id);
+            return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
           }
           throw error;
         }

@@ -1,6 +1,6 @@
 // The agent-host kit (Node): exec tools for the Vercel AI SDK, the resume handler and turn boundary,
 // a durable conversation store, a scripted model and the example host. Not part of the Worker.
-export { AgentKit, type AgentKitOptions, type ResumeDelivery } from "./agent-kit";
+export { AgentKit, type AgentKitOptions, type ResumeDelivery, SessionGoneError } from "./agent-kit";
 export {
   type ActiveRun,
   type ConversationStore,
@@ -14,5 +14,7 @@ export {
   startExampleHost,
 } from "./example-host";
 export { type ExecToolContext, execTools } from "./exec-tools";
+export { isSessionGone, isTransient, retrying } from "./retry";
+export { ModelTurnError } from "./run-turns";
 export { RunnerClient, RunnerError } from "./runner-client";
 export { scriptedModel, scriptedStep } from "./scripted-model";

@@ -1,12 +1,16 @@
 // One run's turns: claim the inbox, put each new provider message into the conversation, run the
 // model with the exec tools, store, ack; then suspend on what still runs, or finish.
+import { setTimeout as sleep } from "node:timers/promises";
 import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { type Claim, ExecInboxError } from "../client";
 import type { AgentKitOptions } from "./agent-kit";
 import type { ActiveRun, SessionRecord } from "./conversation-store";
 import { execTools } from "./exec-tools";
+import { retrying } from "./retry";
 
 const MAX_ROUNDS = 8;
+/** Lease waits per run for a claim whose answer was lost (each one lease long). */
+const MAX_LEASE_WAITS = 2;
 const KEEP_APPLIED_IDS = 4096;
 const DEFAULT_SYSTEM =
   "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
@@ -27,6 +31,12 @@ async function endedAlready(call: Promise<unknown>): Promise<void> {
   }
 }
 
+/** Items are claimed though this run's claim returned none: an earlier claim's answer was lost. */
+async function heldByLease(options: AgentKitOptions, sessionId: string): Promise<boolean> {
+  const view = await retrying(() => options.inbox.getSession(sessionId));
+  return view.inbox.claimed > 0;
+}
+
 /** Claim → model turn → store → ack, until nothing new arrives; then suspend or finish. */
 export async function runTurns(
   options: AgentKitOptions,
@@ -42,22 +52,54 @@ export async function runTurns(
     // A claim held by the host that crashed comes back only when its lease ends.
     await new Promise((resolve) => setTimeout(resolve, run.leaseExpiresAt - Date.now() + 50));
   }
+  let leaseWaits = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const { claims } = await inbox.claim(sessionId, { max: 16, lease_ms: leaseMs });
     const userText = record.activeRun?.pendingUserText ?? null;
+    // Stored before claiming: when the claim's answer is lost (a gateway timeout, a crash), the
+    // items stay leased until then, and whoever drives this run next waits for them.
+    const claimLeaseEnd = Date.now() + leaseMs;
+    record = {
+      ...record,
+      activeRun: { ...run, leaseExpiresAt: claimLeaseEnd, pendingUserText: userText },
+    };
+    await store.save(record);
+    const { claims } = await retrying(() => inbox.claim(sessionId, { max: 16, lease_ms: leaseMs }));
     const fresh = claims.filter((claim) => !record.applied.includes(claim.envelope.id));
     const ids = claims.map((claim) => claim.envelope.id);
     if (fresh.length === 0 && userText === null) {
-      if (ids.length > 0) await inbox.ack(sessionId, { ids });
+      if (ids.length > 0) await retrying(() => inbox.ack(sessionId, { ids }));
+      if (
+        claims.length === 0 &&
+        leaseWaits < MAX_LEASE_WAITS &&
+        (await heldByLease(options, sessionId))
+      ) {
+        // Suspending now would be woken at once by the leased results, again and again until
+        // the lease ends (a resume storm): wait for the lease in this run instead.
+        leaseWaits++;
+        round--;
+        await sleep(Math.max(0, claimLeaseEnd - Date.now()) + 50);
+        continue;
+      }
       break;
     }
     const leaseExpiresAt = Math.max(
-      0,
+      claimLeaseEnd,
       ...claims.map((claim) => Date.parse(claim.lease_expires_at)),
     );
     record = { ...record, activeRun: { ...run, leaseExpiresAt, pendingUserText: userText } };
     await store.save(record);
-    const turn = await modelTurn(options, record, userText, fresh);
+    let turn: Awaited<ReturnType<typeof modelTurn>>;
+    try {
+      turn = await modelTurnWithRetries(options, record, userText, fresh);
+    } catch (error) {
+      // The provider keeps failing: end the run so the session is not left `running` with nobody
+      // to wake it. The claims stay unacked: their lease ends and the next run sees them.
+      options.log?.(`session ${sessionId}: model failed (${String(error)}); ending the run`);
+      await endTurn(options, record, run.runId);
+      await store.save({ ...record, activeRun: null });
+      if (userText !== null) throw new ModelTurnError(sessionId, error);
+      return "";
+    }
     answer = turn.text;
     record = {
       ...record,
@@ -68,11 +110,40 @@ export async function runTurns(
     };
     await store.save(record);
     options.afterStore?.(sessionId);
-    if (ids.length > 0) await inbox.ack(sessionId, { ids });
+    if (ids.length > 0) await retrying(() => inbox.ack(sessionId, { ids }));
   }
   await endTurn(options, record, run.runId);
   await store.save({ ...record, activeRun: null });
   return answer;
+}
+
+/** The model (its provider) failed on every attempt: the turn was not taken. */
+export class ModelTurnError extends Error {
+  constructor(
+    readonly sessionId: string,
+    cause: unknown,
+  ) {
+    super(`session ${sessionId}: the model failed: ${String(cause)}`, { cause });
+    this.name = "ModelTurnError";
+  }
+}
+
+/** The AI SDK retries retryable API errors itself; this also covers the rest (timeouts, 5xx bodies). */
+async function modelTurnWithRetries(
+  options: AgentKitOptions,
+  record: SessionRecord,
+  userText: string | null,
+  claims: Claim[],
+): ReturnType<typeof modelTurn> {
+  const attempts = options.modelAttempts ?? 3;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await modelTurn(options, record, userText, claims);
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await sleep(500 * 2 ** (attempt - 1));
+    }
+  }
 }
 
 async function modelTurn(
@@ -85,7 +156,20 @@ async function modelTurn(
   const running = new Set(record.running);
   if (userText !== null) messages.push({ role: "user", content: userText });
   for (const claim of claims) {
-    messages.push({ role: "user", content: claim.provider_message.content });
+    const { id, content, metadata } = claim.provider_message;
+    // Kept with the message (providers ignore other providers' options): a UI tells runtime
+    // messages from human text, and the conversation names the exec-inbox message it holds.
+    messages.push({
+      role: "user",
+      content,
+      providerOptions: {
+        execInbox: {
+          id,
+          hidden_from_ui: metadata.hidden_from_ui,
+          runtime_kind: metadata.runtime_kind,
+        },
+      },
+    });
     for (const handle of handlesOf(claim)) running.delete(handle);
   }
   const result = await generateText({
@@ -125,16 +209,18 @@ async function endTurn(
       record.running.every((handle) => armed.handles.includes(handle));
     if (!same) {
       await endedAlready(
-        inbox.suspend(sessionId, runId, {
-          waiting_for: record.running,
-          wake,
-          ...(ceilingMs === undefined ? {} : { ceiling_ms: ceilingMs }),
-        }),
+        retrying(() =>
+          inbox.suspend(sessionId, runId, {
+            waiting_for: record.running,
+            wake,
+            ...(ceilingMs === undefined ? {} : { ceiling_ms: ceilingMs }),
+          }),
+        ),
       );
       options.log?.(`session ${sessionId}: suspended on ${record.running.join(", ")}`);
       return;
     }
   }
-  await endedAlready(inbox.finishRun(sessionId, runId));
+  await endedAlready(retrying(() => inbox.finishRun(sessionId, runId)));
   options.log?.(`session ${sessionId}: run ${runId} finished`);
 }

@@ -53,7 +53,12 @@ export class RunnerClient {
       body: JSON.stringify(body),
     });
     const text = await response.text();
-    const parsed = (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>;
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = text === "" ? {} : JSON.parse(text);
+    } catch {
+      // A proxy's error page: described by status and text below.
+    }
     if (!response.ok) {
       throw new RunnerError(
         response.status,
@@ -74,5 +79,10 @@ export class RunnerClient {
 
   armCallback(handle: string, callback: { url: string; token: string }): Promise<unknown> {
     return this.post(`/v1/processes/${encodeURIComponent(handle)}/callback`, callback);
+  }
+
+  /** Ends the process's whole group (a command nobody would otherwise watch). */
+  kill(handle: string): Promise<ExecAnswer & { killed?: boolean }> {
+    return this.post(`/v1/processes/${encodeURIComponent(handle)}/kill`, {});
   }
 }

@@ -63,6 +63,23 @@ export class ExecInboxError extends Error {
   }
 }
 
+/** A proxy or gateway in front of exec-inbox may answer an error without a problem document. */
+function problemOf(status: number, text: string): Problem {
+  try {
+    const parsed = JSON.parse(text) as Partial<Problem> | null;
+    if (parsed?.status === status && typeof parsed.code === "string") return parsed as Problem;
+  } catch {
+    // not JSON: described below
+  }
+  return {
+    type: "about:blank",
+    title: `HTTP ${status}`,
+    status,
+    detail: text.slice(0, 500),
+    code: "unknown" as ErrorCode,
+  } as Problem;
+}
+
 async function request<T>(url: string, token: string, method: string, body?: unknown): Promise<T> {
   const response = await fetch(url, {
     method,
@@ -73,9 +90,8 @@ async function request<T>(url: string, token: string, method: string, body?: unk
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  const parsed: unknown = text === "" ? null : JSON.parse(text);
-  if (!response.ok) throw new ExecInboxError(parsed as Problem);
-  return parsed as T;
+  if (!response.ok) throw new ExecInboxError(problemOf(response.status, text));
+  return (text === "" ? null : JSON.parse(text)) as T;
 }
 
 const segment = encodeURIComponent;

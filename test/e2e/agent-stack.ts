@@ -16,7 +16,12 @@ import {
   waitForHealthy,
 } from "../../scripts/lib/local-stack";
 import type { SessionRecord } from "../../src/agent";
-import { type ExampleHost, scriptedModel, startExampleHost } from "../../src/agent";
+import {
+  type ExampleHost,
+  type ExampleHostOptions,
+  scriptedModel,
+  startExampleHost,
+} from "../../src/agent";
 import { ExecInboxClient } from "../../src/client";
 import {
   killAllRunners,
@@ -51,7 +56,10 @@ export interface AgentStack {
   runner: RunnerProcess;
   readonly stateDir: string;
   readonly hostPort: number;
-  startHost(options?: { afterStore?: (sessionId: string) => void }): Promise<HostInstance>;
+  /** `execInboxUrl`/`runnerUrl` put a fault proxy between the host and exec-inbox or the runner. */
+  startHost(
+    options?: Partial<Pick<ExampleHostOptions, "afterStore" | "execInboxUrl" | "runnerUrl">>,
+  ): Promise<HostInstance>;
   /** `npm run agent` as a real process (node, no wrapper) on the stack's host port and store. */
   spawnHostProcess(env?: Record<string, string>): Promise<HostProcess>;
   /** SIGKILL to the runner and its commands, then a new runner on the same port and journal. */

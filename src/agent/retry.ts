@@ -1,0 +1,43 @@
+// Which failures of exec-inbox and the runner are worth another try, and the bounded retry loop.
+// Only `not_found` (404) and `lifetime_ended` (410) say a session is gone; a 5xx, a 429 or a
+// dropped connection says nothing about it, so the kit retries those instead of dropping work.
+import { setTimeout as sleep } from "node:timers/promises";
+import { ExecInboxError } from "../client";
+import { RunnerError } from "./runner-client";
+
+/** exec-inbox says the session (or this lifetime of it) no longer exists. */
+export const isSessionGone = (error: unknown): boolean =>
+  error instanceof ExecInboxError &&
+  ((error.problem.status === 404 && error.problem.code === "not_found") ||
+    (error.problem.status === 410 && error.problem.code === "lifetime_ended"));
+
+/** A server-side hiccup, rate limit or network failure: the same request may succeed later. */
+export const isTransient = (error: unknown): boolean => {
+  const status =
+    error instanceof ExecInboxError
+      ? error.problem.status
+      : error instanceof RunnerError
+        ? error.status
+        : undefined;
+  if (status !== undefined) return status >= 500 || status === 429;
+  // fetch rejects with a TypeError when the connection fails or is reset.
+  return error instanceof TypeError;
+};
+
+export interface RetryOptions {
+  readonly attempts?: number;
+  readonly firstDelayMs?: number;
+}
+
+/** Calls `call` until it succeeds, fails for good, or `attempts` transient failures in a row. */
+export async function retrying<T>(call: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const { attempts = 5, firstDelayMs = 200 } = options;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt >= attempts || !isTransient(error)) throw error;
+      await sleep(firstDelayMs * 2 ** (attempt - 1));
+    }
+  }
+}
