@@ -38,7 +38,7 @@ export const suspendBody = z.strictObject({
   ceiling_ms: z.int().min(1000).max(604_800_000).optional(),
 });
 
-const MAX_COMMAND_BYTES = 8 * 1024;
+export const MAX_COMMAND_BYTES = 8 * 1024;
 
 export const reserveJobBody = z.strictObject({
   handle: idSchema,
