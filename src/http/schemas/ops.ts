@@ -9,7 +9,7 @@ const count = z.int().min(0);
 const ids = z.array(z.string()).readonly();
 const at = { seq: count, at: z.string() };
 
-export const auditEventSchema = z
+const auditEventSchema = z
   .discriminatedUnion("type", [
     z.object({
       ...at,
@@ -63,7 +63,7 @@ export const eventsPageSchema = z.object({
 
 export const redeliveredSchema = z.object({ resume_id: z.string() });
 
-export const listedSessionSchema = z
+const listedSessionSchema = z
   .object({
     tenant: z.string(),
     id: z.string(),

@@ -62,7 +62,7 @@ export const sessionViewSchema = z
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 
-export const messageSchema = z
+const messageSchema = z
   .object({
     index: count,
     role: z.enum(["user", "assistant", "system", "tool"]),
@@ -96,7 +96,7 @@ export const jobSchema = z
   .object({ ...jobFields, output: z.string() })
   .meta({ id: "Job", description: "One exec job with its output (the write_stdin pull)." });
 
-export const jobSummarySchema = z
+const jobSummarySchema = z
   .object(jobFields)
   .meta({ id: "JobSummary", description: "A job without its output." });
 
@@ -105,7 +105,7 @@ export const jobsPageSchema = z.object({
   next: count.nullable(),
 });
 
-export const callbackSchema = z
+const callbackSchema = z
   .object({ url: z.string(), token: z.string() })
   .meta({ id: "Callback", description: "Where and with which bearer token the runner reports." });
 
