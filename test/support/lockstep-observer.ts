@@ -55,7 +55,7 @@ export abstract class LockstepObserver {
     return this.cachedStub;
   }
   protected get stub(): ObjectApi {
-    return this.rawStub as unknown as ObjectApi;
+    return this.rawStub;
   }
   protected async restart(): Promise<void> {
     await abortAllDurableObjects();
