@@ -3,8 +3,9 @@
 import { parseArgs } from "node:util";
 
 /**
- * `--quick` and the numeric options `names`; an unknown option or a value that is not a number
- * stops the script with a message instead of running with a guess.
+ * `--quick` and the numeric options `names`: each a count, a duration or a seed, so a whole number
+ * of at least 1. An unknown option or any other value stops the script with a message instead of
+ * running with a guess (`--completions -5` would otherwise run nothing and report success).
  */
 export function scriptArgs<Name extends string>(
   names: readonly Name[],
@@ -25,7 +26,9 @@ export function scriptArgs<Name extends string>(
       const raw = (values as Record<string, string | boolean | undefined>)[name];
       if (typeof raw !== "string") return fallback;
       const value = Number(raw);
-      if (!Number.isFinite(value)) throw new Error(`--${name} must be a number, not "${raw}"`);
+      if (raw.trim() === "" || !Number.isSafeInteger(value) || value < 1) {
+        throw new Error(`--${name} must be a whole number of at least 1, not "${raw}"`);
+      }
       return value;
     },
   };

@@ -20,7 +20,7 @@ describe("the console's wording of times and statuses", () => {
   });
 
   it("colours what needs a hand red, what waits amber, what moves blue", () => {
-    expect(["failed", "no_target", "overdue", "lost"].map(statusTone)).toEqual([
+    expect((["failed", "no_target", "overdue", "lost"] as const).map(statusTone)).toEqual([
       "red",
       "red",
       "red",

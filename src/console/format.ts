@@ -1,5 +1,9 @@
 // How the console words times and statuses for a person at a glance ("3 min ago", "in 2 h").
 // Pure: the caller passes `now`; the page's script repeats the same wording in the browser.
+import { assertNever } from "../domain/assert-never";
+import type { AttentionStatus } from "../domain/index-entry";
+import type { JobStatus } from "../domain/schemas";
+import type { ResumeState, SessionStatus } from "../domain/state";
 
 const UNITS: readonly [limitMs: number, sizeMs: number, name: string][] = [
   [60_000, 1000, "s"],
@@ -25,8 +29,11 @@ export function relativeIso(iso: string | null | undefined, nowMs: number): stri
   return Number.isNaN(at) ? iso : relativeTime(at, nowMs);
 }
 
-/** Status → colour family of its badge: red needs a hand, amber waits, blue moves, grey rests. */
-export function statusTone(status: string): "red" | "amber" | "blue" | "green" | "grey" {
+/** Every status a badge shows: a session's, its attention, its resume's, a job's. */
+export type BadgeStatus = SessionStatus | AttentionStatus | ResumeState | JobStatus;
+
+/** Status → colour family of its badge: red needs a hand, amber waits, blue moves, green rests. */
+export function statusTone(status: BadgeStatus): "red" | "amber" | "blue" | "green" {
   switch (status) {
     case "failed":
     case "no_target":
@@ -45,7 +52,7 @@ export function statusTone(status: string): "red" | "amber" | "blue" | "green" |
     case "idle":
       return "green";
     default:
-      return "grey";
+      return assertNever(status);
   }
 }
 

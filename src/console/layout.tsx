@@ -1,7 +1,13 @@
 // The page shell of the console: head, header, styles, and the one small script (relative times,
 // auto-refresh of the live region). Each page supplies its own body; routes pick the status code.
 import type { Child, FC } from "hono/jsx";
-import { deadline, RELATIVE_TIME_SOURCE, relativeIso, statusTone } from "./format";
+import {
+  type BadgeStatus,
+  deadline,
+  RELATIVE_TIME_SOURCE,
+  relativeIso,
+  statusTone,
+} from "./format";
 import { FORM_TOKEN_FIELD } from "./operator-cookie";
 
 const REFRESH_MS = 3000;
@@ -109,7 +115,7 @@ export const Page: FC<{
   </html>
 );
 
-export const Badge: FC<{ status: string }> = ({ status }) => (
+export const Badge: FC<{ status: BadgeStatus }> = ({ status }) => (
   <span class={`badge ${statusTone(status)}`}>{status.replace("_", " ")}</span>
 );
 

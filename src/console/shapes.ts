@@ -2,6 +2,7 @@
 // where the contract is (an event carries its own fields per type); the routes own the shapes.
 
 import type { AttentionStatus } from "../domain/index-entry";
+import type { ResumeState } from "../domain/state";
 import type { JobSummaryView, JobView, SessionView } from "../domain/view";
 
 export { ATTENTION_STATUSES, type AttentionStatus } from "../domain/index-entry";
@@ -9,13 +10,13 @@ export { ATTENTION_STATUSES, type AttentionStatus } from "../domain/index-entry"
 export interface IndexEntry {
   readonly tenant: string;
   readonly id: string;
-  readonly status: string;
+  readonly status: AttentionStatus;
   readonly since: string | null;
   readonly ceiling_at: string | null;
   readonly waiting_for: readonly string[] | null;
   readonly resume: {
     readonly resume_id: string;
-    readonly state: string;
+    readonly state: ResumeState;
     readonly attempts: number;
     readonly last_error: string | null;
     readonly next_attempt_at: string | null;

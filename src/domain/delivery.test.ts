@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { at, CONFIG, completed, ok, suspendedOn, T0 } from "../../test/support/domain";
+import {
+  at,
+  CONFIG,
+  completed,
+  ok,
+  pendingItems,
+  suspendedOn,
+  T0,
+} from "../../test/support/domain";
 import {
   backoffMs,
   DELIVERY_TIMEOUT_MS,
@@ -9,7 +17,6 @@ import {
   recordDelivery,
   tick,
 } from "./delivery";
-import { inboxCounts } from "./inbox";
 import { completeJob, reserveJob } from "./jobs";
 import { registerRun } from "./session";
 import { sessionStatus } from "./state";
@@ -38,7 +45,7 @@ type State = ReturnType<typeof woken>;
 const timers = (state: State, resumeId: string, now: number, config = {}) =>
   tick(
     state,
-    { resumeId, pending: inboxCounts(state, now).pending, retainedSince: oldestRetained(state) },
+    { resumeId, pending: pendingItems(state, now), retainedSince: oldestRetained(state) },
     at(now, config),
   );
 const fire = (state: State, now: number, config = {}) =>

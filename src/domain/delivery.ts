@@ -1,6 +1,7 @@
 // Timer rules: wait ceilings, resume delivery attempts with backoff, claim-timeout redelivery, purge.
 // The HTTP POST itself and the physical alarm are left to the shell.
 
+import { assertNever } from "./assert-never";
 import type { Ctx, Decision, Effect } from "./decision";
 import { decided } from "./decision";
 import { copyOf } from "./records";
@@ -28,8 +29,20 @@ export function backoffMs(attempt: number, random: number): number {
 
 type Deliverable = Extract<Resume, { state: "scheduled" | "delivered" }>;
 
-const isDeliverable = (resume: Resume | null): resume is Deliverable =>
-  resume !== null && (resume.state === "scheduled" || resume.state === "delivered");
+function isDeliverable(resume: Resume | null): resume is Deliverable {
+  if (resume === null) return false;
+  switch (resume.state) {
+    case "scheduled":
+    case "delivered":
+      return true;
+    case "no_target":
+    case "completed":
+    case "failed":
+      return false;
+    default:
+      return assertNever(resume);
+  }
+}
 
 /** A resume the alarm stops delivering: out of attempts, or its origin was withdrawn. */
 const failedResume = (resume: Resume, now: number, lastError: string | null): Resume => ({

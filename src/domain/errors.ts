@@ -30,7 +30,3 @@ export interface Failure {
 export type Result<T> = { readonly ok: true; readonly value: T } | Failure;
 
 export const fail = (code: ErrorCode, detail: string): Failure => ({ ok: false, code, detail });
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
-}

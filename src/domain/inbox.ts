@@ -16,23 +16,12 @@ const isClaimable = (item: InboxItem, now: number): boolean =>
   item.state === "pending" ||
   (item.state === "claimed" && item.leaseExpiresAt !== null && item.leaseExpiresAt <= now);
 
+/** The inbox route's answer; the shell counts it in SQL (store.ts). */
 export interface InboxCounts {
   readonly pending: number;
   readonly claimed: number;
   readonly acked: number;
   readonly generation: number;
-}
-
-export function inboxCounts(session: Session, now: number): InboxCounts {
-  let pending = 0;
-  let claimed = 0;
-  let acked = 0;
-  for (const item of Object.values(session.inbox)) {
-    if (item.state === "acked") acked += 1;
-    else if (isClaimable(item, now)) pending += 1;
-    else claimed += 1;
-  }
-  return { pending, claimed, acked, generation: session.generation };
 }
 
 export const hasBacklogRoom = (session: Session): boolean => session.unacked < MAX_BACKLOG;

@@ -1,5 +1,6 @@
 // A session's entry in the cross-session index of sessions that need attention (contract §8), as
 // a pure function of its core. Storing entries (D1) and sending them after commits is left to the shell.
+import { assertNever } from "./assert-never";
 import type { Config } from "./config";
 import type { ResumeState, Session, SessionStatus } from "./state";
 import { resumeNextAttemptAt, sessionStatus } from "./state";
@@ -71,14 +72,31 @@ export function indexEntryOf(
     attention = "suspended";
     since = wait.since;
     overdueAt = wait.ceilingAt;
-  } else if (status === "resuming" && resume !== null) {
-    attention = resume.state === "no_target" ? "no_target" : "resuming";
-    since = resume.createdAt;
-    overdueAt =
-      resume.state === "delivered" ? resume.deliveredAt + config.resumeClaimTimeoutMs : null;
-  } else if (status === "idle" && resume?.state === "failed") {
-    attention = "failed";
-    since = resume.endedAt;
+  } else if ((status === "resuming" || status === "idle") && resume !== null) {
+    // A pending resume makes the session "resuming"; only an ended one can be seen while idle.
+    switch (resume.state) {
+      case "scheduled":
+        attention = "resuming";
+        since = resume.createdAt;
+        break;
+      case "delivered":
+        attention = "resuming";
+        since = resume.createdAt;
+        overdueAt = resume.deliveredAt + config.resumeClaimTimeoutMs;
+        break;
+      case "no_target":
+        attention = "no_target";
+        since = resume.createdAt;
+        break;
+      case "failed":
+        attention = "failed";
+        since = resume.endedAt;
+        break;
+      case "completed":
+        break;
+      default:
+        assertNever(resume);
+    }
   }
   if (attention === null) return quiet;
   return {

@@ -1,6 +1,7 @@
 // Builds inbox envelopes and the provider messages the model sees for them (contract section 5).
 // Where envelopes are stored and when they are claimed is left to the inbox rules.
 import type { Envelope, Instruction, Job, JobResult } from "./state";
+import { resultInstruction } from "./state";
 import { contentDigest, iso, utf8Bytes, utf8Tail } from "./text";
 
 export const ENVELOPE_MAX_BYTES = 64 * 1024;
@@ -46,7 +47,7 @@ export function completionEnvelope(
 ): Envelope {
   // The reservation's seq makes a handle reserved again after a purge a different completion.
   const identity = `${job.lifetime}\n${job.handle}\n${job.seq}`;
-  if (result.status === "lost") {
+  if (resultInstruction(result.status) === "background_exec_outcome_unknown") {
     return envelope(
       "background_exec_outcome_unknown",
       job.handle,

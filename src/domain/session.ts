@@ -1,18 +1,13 @@
 // Session lifecycle rules: create, delete, human messages, run register/suspend/finish.
 // Validation of wire input is left to the HTTP layer; persistence to the shell.
 
+import { assertNever } from "./assert-never";
 import type { Ctx, Decision } from "./decision";
 import { decided } from "./decision";
 import { fail } from "./errors";
 import { own } from "./records";
 import type { Message, Resume, Role, Session, Wake } from "./state";
-import {
-  isResumePending,
-  jobStatus,
-  resumeDeliveredAt,
-  resumeEndedAt,
-  resumeFields,
-} from "./state";
+import { jobStatus, resumeDeliveredAt, resumeEndedAt, resumeFields } from "./state";
 import { reasonForResult, scheduleResume } from "./wake";
 
 export function createSession(
@@ -67,6 +62,21 @@ export function appendMessage(
   );
 }
 
+/** A run takes every resume that has not ended yet, and a failed one (see registerRun). */
+function takenByRun(resume: Resume): boolean {
+  switch (resume.state) {
+    case "scheduled":
+    case "delivered":
+    case "no_target":
+    case "failed":
+      return true;
+    case "completed":
+      return false;
+    default:
+      return assertNever(resume);
+  }
+}
+
 export function registerRun(
   session: Session,
   cmd: { runId: string; resumeId: string | null },
@@ -80,7 +90,7 @@ export function registerRun(
   }
   // Registering a run takes the pending resume: it is never delivered again. A failed one is
   // taken too: the host is back and sees the inbox, so nothing is left for an operator to redeliver.
-  const taken = session.resume?.state === "failed" || isResumePending(session.resume);
+  const taken = session.resume !== null && takenByRun(session.resume);
   const resume =
     session.resume !== null && taken
       ? ({

@@ -164,6 +164,22 @@ export const jobCompletedAt = (job: Job): number | null =>
 
 export const jobStatus = (job: Job): JobStatus => job.result?.status ?? "running";
 
+/** The instruction a terminal result wakes the agent with: only `lost` leaves the outcome unknown. */
+export function resultInstruction(
+  status: TerminalStatus,
+): "background_exec_completed" | "background_exec_outcome_unknown" {
+  switch (status) {
+    case "completed":
+    case "failed":
+    case "killed":
+      return "background_exec_completed";
+    case "lost":
+      return "background_exec_outcome_unknown";
+    default:
+      return assertNever(status);
+  }
+}
+
 export type Instruction =
   | "background_exec_completed"
   | "background_exec_wait_expired"
@@ -227,9 +243,21 @@ export interface Session {
 
 export type SessionStatus = "idle" | "running" | "suspended" | "resuming";
 
-export const isResumePending = (resume: Resume | null): boolean =>
-  resume !== null &&
-  (resume.state === "scheduled" || resume.state === "delivered" || resume.state === "no_target");
+/** Whether a wake is still owed to the host: delivered or not, no run has taken it yet. */
+export function isResumePending(resume: Resume | null): boolean {
+  if (resume === null) return false;
+  switch (resume.state) {
+    case "scheduled":
+    case "delivered":
+    case "no_target":
+      return true;
+    case "completed":
+    case "failed":
+      return false;
+    default:
+      return assertNever(resume);
+  }
+}
 
 export function sessionStatus(session: Session): SessionStatus {
   if (session.run !== null) return "running";

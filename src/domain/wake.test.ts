@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { at, completed, ok, session, suspendedOn, T0, withJobs } from "../../test/support/domain";
-import { claim, inboxCounts } from "./inbox";
+import {
+  at,
+  completed,
+  ok,
+  pendingItems,
+  session,
+  suspendedOn,
+  T0,
+  withJobs,
+} from "../../test/support/domain";
+import { claim } from "./inbox";
 import { completeJob } from "./jobs";
 import { finishRun, registerRun, suspendRun } from "./session";
 import { sessionStatus } from "./state";
@@ -21,7 +30,7 @@ const done = (state: ReturnType<typeof session>, handle: string, output = "out",
   );
 
 const finish = (state: ReturnType<typeof session>, runId: string, now: number) =>
-  finishRun(state, { runId, resumeId: "rs-fin", pending: inboxCounts(state, now).pending }, now);
+  finishRun(state, { runId, resumeId: "rs-fin", pending: pendingItems(state, now) }, now);
 
 describe("wake rules", () => {
   it("a completion that meets an `all` wait only when the last handle finishes stages the others", () => {

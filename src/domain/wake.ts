@@ -5,7 +5,7 @@ import { admit } from "./inbox";
 import { waitExpiredEnvelope } from "./messages";
 import { own } from "./records";
 import type { Envelope, Job, Resume, ResumeReason, Session, Wait } from "./state";
-import { isResumePending, jobStatus } from "./state";
+import { isResumePending, jobStatus, resultInstruction } from "./state";
 
 export type Disposition =
   | "resume_scheduled"
@@ -47,7 +47,7 @@ function releaseHandle(
 }
 
 export const reasonForResult = (job: Job): ResumeReason =>
-  job.result?.status === "lost" ? "background_exec_outcome_unknown" : "background_exec_completed";
+  job.result === null ? "background_exec_completed" : resultInstruction(job.result.status);
 
 /**
  * Applies a terminal result already written to `job` (contract section 6 table). Without an

@@ -105,7 +105,7 @@ export function issuesDetail(error: z.ZodError): {
   return { detail: errors.map((entry) => `${entry.path}: ${entry.message}`).join("; "), errors };
 }
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
 
 export function validate<S extends z.ZodType>(schema: S, input: unknown): Parsed<z.infer<S>> {
   const parsed = schema.safeParse(input);

@@ -20,7 +20,7 @@ const TITLES: Record<ErrorCode, string> = {
   internal: "Internal error",
 };
 
-export const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
+const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
 
 export function problem(
   code: ErrorCode,

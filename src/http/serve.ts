@@ -9,7 +9,7 @@ import { issuesDetail, readJson } from "./body";
 import type { AppEnv } from "./context";
 import { problem } from "./problem";
 
-export type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];
+type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];
 
 /** The JSON body a route declares for a status: what a handler must answer with it. */
 export type SuccessBody<

@@ -7,6 +7,11 @@ interface Migration {
   readonly sql: string;
 }
 
+/** The migration's own time, in ms: what a backfilled time takes, so no row looks old and is purged. */
+const NOW_MS = "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
+/** The default claim timeout (config.ts): a migration cannot read a deployment's own setting. */
+const DEFAULT_CLAIM_TIMEOUT_MS = 10 * 60 * 1000;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
@@ -179,8 +184,11 @@ export const MIGRATIONS: readonly Migration[] = [
       "CHECKs mirror the Job and Resume unions of domain/state.ts: a running job has no result, a finished one its completion time; a resume has exactly its state's fields",
     // SQLite adds a CHECK only by rebuilding the table. Rows written before are first brought to
     // the union's shape (a field of another state dropped, a missing time taken from the nearest
-    // one recorded), so an upgrade never refuses data the old code wrote. IFNULL(…, 0) makes a
-    // missing field fail the check: a CHECK that evaluates to NULL would pass.
+    // one recorded), so an upgrade never refuses data the old code wrote. A finished job without
+    // its completion time gets the migration's time, not its reservation's: an old one would be
+    // purged at once. A delivered resume without its next attempt waits the claim timeout from
+    // now, as a fresh delivery would, instead of being redelivered at once. IFNULL(…, 0) makes
+    // a missing field fail the check: a CHECK that evaluates to NULL would pass.
     sql: `
       CREATE TABLE jobs_v6 (
         seq INTEGER PRIMARY KEY,
@@ -211,7 +219,7 @@ export const MIGRATIONS: readonly Migration[] = [
           CASE WHEN status = 'running' THEN NULL
             ELSE COALESCE(output_bytes_total, octet_length(COALESCE(output, ''))) END,
           CASE WHEN status = 'running' THEN NULL ELSE ended_by END,
-          CASE WHEN status = 'running' THEN NULL ELSE COALESCE(completed_at, reserved_at) END,
+          CASE WHEN status = 'running' THEN NULL ELSE COALESCE(completed_at, ${NOW_MS}) END,
           CASE WHEN status = 'running' THEN NULL ELSE generation END,
           CASE WHEN status = 'running' THEN NULL ELSE COALESCE(output, '') END
         FROM jobs;
@@ -260,7 +268,7 @@ export const MIGRATIONS: readonly Migration[] = [
               '$.deliveredAt', '$.endedAt')
             WHEN 'delivered' THEN json_remove(json_set(resume,
                 '$.nextAttemptAt', COALESCE(json_extract(resume, '$.nextAttemptAt'),
-                  json_extract(resume, '$.deliveredAt'), json_extract(resume, '$.createdAt')),
+                  ${NOW_MS} + ${DEFAULT_CLAIM_TIMEOUT_MS}),
                 '$.deliveredAt', COALESCE(json_extract(resume, '$.deliveredAt'),
                   json_extract(resume, '$.lastAttemptAt'), json_extract(resume, '$.createdAt'))),
               '$.endedAt')

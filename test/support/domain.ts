@@ -1,5 +1,6 @@
 // Builders for domain tests: a session and results from defaults, a fixed clock and config.
 import type { Ctx, Decision, Effect } from "../../src/domain/decision";
+import type { InboxCounts } from "../../src/domain/inbox";
 import { reserveJob } from "../../src/domain/jobs";
 import { createSession, registerRun, suspendRun } from "../../src/domain/session";
 import type { JobResult, Session } from "../../src/domain/state";
@@ -85,3 +86,26 @@ export function suspendedOn(handles: string[], wake: "all" | "any" = "all", now 
     ),
   ).state;
 }
+
+/**
+ * The inbox as the model counts it: a claimed item whose lease ran out is pending again. The
+ * shell counts in SQL (store.countPending); only the domain tests and the model need this here.
+ */
+export function inboxCounts(session: Session, now: number): InboxCounts {
+  let pending = 0;
+  let claimed = 0;
+  let acked = 0;
+  for (const item of Object.values(session.inbox)) {
+    if (item.state === "acked") acked += 1;
+    else if (
+      item.state === "pending" ||
+      (item.leaseExpiresAt !== null && item.leaseExpiresAt <= now)
+    )
+      pending += 1;
+    else claimed += 1;
+  }
+  return { pending, claimed, acked, generation: session.generation };
+}
+
+export const pendingItems = (session: Session, now: number): number =>
+  inboxCounts(session, now).pending;

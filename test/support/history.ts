@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import type { Ctx, Decision, Effect } from "../../src/domain/decision";
 import { nextDueAt, oldestRetained, recordDelivery, tick } from "../../src/domain/delivery";
-import { ack, claim, inboxCounts } from "../../src/domain/inbox";
+import { ack, claim } from "../../src/domain/inbox";
 import { completeJob, reserveJob } from "../../src/domain/jobs";
 import {
   appendMessage,
@@ -21,6 +21,7 @@ import {
   type Resume,
   type Session,
 } from "../../src/domain/state";
+import { pendingItems } from "./domain";
 
 export const HANDLES = ["a", "b", "c", "d"] as const;
 
@@ -244,7 +245,7 @@ export class History {
               {
                 runId: this.runId,
                 resumeId: this.id("rs"),
-                pending: inboxCounts(s, this.now).pending,
+                pending: pendingItems(s, this.now),
               },
               this.now,
             ),
@@ -334,7 +335,7 @@ export class History {
           (nextDueAt(s, oldestRetained(s), this.ctx()) ?? Number.POSITIVE_INFINITY) <= this.now
         ) {
           const counts = {
-            pending: inboxCounts(s, this.now).pending,
+            pending: pendingItems(s, this.now),
             retainedSince: oldestRetained(s),
           };
           this.apply(command, tick(s, { resumeId: this.id("rs"), ...counts }, this.ctx()));

@@ -15,7 +15,9 @@ export interface LocalDev {
 }
 
 export function useWranglerDev(name: string, vars: Record<string, string> = {}): LocalDev {
-  const stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-${name}-`));
+  // Made in beforeAll, not when the block is collected: a filtered run that skips the block
+  // would otherwise leave the directory behind.
+  let stateDir = "";
   let running: WranglerDev | undefined;
   let port = 0;
   const started = (): WranglerDev => {
@@ -23,12 +25,13 @@ export function useWranglerDev(name: string, vars: Record<string, string> = {}):
     return running;
   };
   beforeAll(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-${name}-`));
     port = await freePort();
     running = await startWranglerDev(stateDir, port, vars);
   });
   afterAll(async () => {
     await running?.stop();
-    rmSync(stateDir, { recursive: true, force: true });
+    if (stateDir !== "") rmSync(stateDir, { recursive: true, force: true });
   });
   return {
     get dev() {

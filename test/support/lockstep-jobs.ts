@@ -3,13 +3,14 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { nextDueAt, oldestRetained, tick } from "../../src/domain/delivery";
-import { ack, inboxCounts } from "../../src/domain/inbox";
+import { ack } from "../../src/domain/inbox";
 import { completeJob, reserveJob } from "../../src/domain/jobs";
 import type { Session } from "../../src/domain/state";
 import { jobView } from "../../src/domain/view";
 import { hasSchema } from "../../src/session-object/migrations";
 import * as store from "../../src/session-object/store";
 import { complete as postCompletion } from "./api";
+import { inboxCounts } from "./domain";
 import { AGE_MS, CONFIG, HANDLES, type Op, type TokenChoice, VARIANTS } from "./lockstep-commands";
 import { LockstepObserver } from "./lockstep-observer";
 import {

@@ -2,11 +2,12 @@
 // and envelopes with the object's), and everything a client can observe of each, in one shape.
 import { abortAllDurableObjects } from "cloudflare:test";
 import type { Ctx, Decision } from "../../src/domain/decision";
-import { type Claim, inboxCounts } from "../../src/domain/inbox";
+import type { Claim } from "../../src/domain/inbox";
 import { pullJob } from "../../src/domain/jobs";
 import { jobSummaryView, jobView, messageView, sessionView } from "../../src/domain/view";
 import type { SessionObject } from "../../src/session-object/session-object";
 import { stubOf } from "./api";
+import { inboxCounts } from "./domain";
 import { History, type Command as HistoryCommand, type Step } from "./history";
 import { CONFIG, HANDLES } from "./lockstep-commands";
 import {
@@ -54,7 +55,7 @@ export abstract class LockstepObserver {
     return this.cachedStub;
   }
   protected get stub(): ObjectApi {
-    return this.rawStub as unknown as ObjectApi;
+    return this.rawStub;
   }
   protected async restart(): Promise<void> {
     await abortAllDurableObjects();

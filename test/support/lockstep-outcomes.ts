@@ -6,9 +6,18 @@ import type { SessionObject } from "../../src/session-object/session-object";
 import type { Step } from "./history";
 import { HANDLES } from "./lockstep-commands";
 
-/** The object's RPC surface with plain return types (the stub's Rpc types add nothing here). */
+/**
+ * The object's RPC surface with plain return types (the stub's Rpc types add nothing here); the
+ * runtime's own handlers (the alarm and the WebSocket events) are not callable on a stub.
+ */
+type Handler = "alarm" | "webSocketMessage" | "webSocketClose" | "webSocketError";
+type Method = (...args: never[]) => unknown;
 export type ObjectApi = {
-  [K in keyof SessionObject]: SessionObject[K] extends (...args: infer A) => infer R
+  [K in keyof SessionObject as K extends Handler
+    ? never
+    : SessionObject[K] extends Method
+      ? K
+      : never]: SessionObject[K] extends (...args: infer A) => infer R
     ? (...args: A) => Promise<Awaited<R>>
     : never;
 };

@@ -8,9 +8,7 @@ export function inObject<R>(
   stub: DurableObjectStub<SessionObject>,
   callback: (object: SessionObject, state: DurableObjectState) => R | Promise<R>,
 ): Promise<R> {
-  return runInDurableObject(stub, (instance, state) =>
-    callback(instance as unknown as SessionObject, state),
-  );
+  return runInDurableObject(stub, (instance, state) => callback(instance, state));
 }
 
 /** Every stored time of the session, `ms` earlier: the same as its clock moving `ms` ahead. */

@@ -191,7 +191,10 @@ describe("bad completions change nothing", () => {
     const { sid, token } = await fixture();
     const before = await view(sid);
     expectProblem(
-      await complete(sid, "h1", null as unknown as string, completion),
+      await call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
+        body: completion,
+        token: null,
+      }),
       401,
       "unauthorized",
     );

@@ -50,8 +50,7 @@ describe("faults in the real runtime", () => {
     await wake(sid, [{ status: 200, delayMs: 1500 }]);
     await until(async () => expect(await deliveries(sid)).toHaveLength(1));
     await runInDurableObject(stubOf(sid), async (instance) => {
-      const object = instance as unknown as { alarm(): Promise<void> };
-      await Promise.all([object.alarm(), object.alarm()]);
+      await Promise.all([instance.alarm(), instance.alarm()]);
     });
     await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
     await sleep(300);

@@ -74,13 +74,17 @@ async function suspendedIn(
   return { stub, tokens, runId };
 }
 
+/** The object's indexer, a protected member: element access is TypeScript's way in for a test. */
+// biome-ignore lint/complexity/useLiteralKeys: `.indexer` would not compile from outside the class
+const indexerIn = (instance: SessionObject): Indexer => instance["indexer"];
+
 const indexerOf = (stub: DurableObjectStub<SessionObject>): Promise<Indexer> =>
-  runInDurableObject(stub, (instance) => (instance as unknown as { indexer: Indexer }).indexer);
+  runInDurableObject(stub, indexerIn);
 
 /** Makes every index write of the object fail, as a lost update would. */
 const dropUpdates = (stub: DurableObjectStub<SessionObject>) =>
   runInDurableObject(stub, (instance) => {
-    (instance as unknown as { indexer: Indexer }).indexer.writer = {
+    indexerIn(instance).writer = {
       upsert: () => Promise.reject(new Error("index update dropped by the test")),
       remove: () => Promise.reject(new Error("index update dropped by the test")),
     };
@@ -88,7 +92,7 @@ const dropUpdates = (stub: DurableObjectStub<SessionObject>) =>
 
 const restoreUpdates = (stub: DurableObjectStub<SessionObject>) =>
   runInDurableObject(stub, (instance) => {
-    (instance as unknown as { indexer: Indexer }).indexer.writer = d1Writer(db());
+    indexerIn(instance).writer = d1Writer(db());
   });
 
 beforeAll(async () => {

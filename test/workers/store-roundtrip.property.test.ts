@@ -2,10 +2,10 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { oldestRetained } from "../../src/domain/delivery";
-import { inboxCounts } from "../../src/domain/inbox";
 import { migrate } from "../../src/session-object/migrations";
 import * as store from "../../src/session-object/store";
 import { stubOf, uniqueId } from "../support/api";
+import { inboxCounts } from "../support/domain";
 import { checkInvariants, commandArb, History } from "../support/history";
 
 describe("storage under random histories", () => {

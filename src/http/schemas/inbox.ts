@@ -16,7 +16,7 @@ export const inboxCountsSchema = z.strictObject({
   generation: count,
 });
 
-export const envelopeSchema = z
+const envelopeSchema = z
   .strictObject({
     id: z.string(),
     generation: count,
@@ -32,7 +32,7 @@ export const envelopeSchema = z
   })
   .meta({ id: "Envelope" });
 
-export const providerMessageSchema = z
+const providerMessageSchema = z
   .strictObject({
     id: z.string(),
     role: z.literal("user"),
@@ -50,7 +50,7 @@ export const providerMessageSchema = z
   })
   .meta({ id: "ProviderMessage", description: "What the model sees (hidden from the UI)." });
 
-export const claimSchema = z
+const claimSchema = z
   .strictObject({
     envelope: envelopeSchema,
     provider_message: providerMessageSchema,

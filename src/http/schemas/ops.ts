@@ -10,7 +10,7 @@ const count = z.int().min(0);
 const ids = z.array(z.string()).readonly();
 const at = { seq: count, at: z.string() };
 
-export const auditEventSchema = z
+const auditEventSchema = z
   .discriminatedUnion("type", [
     z.strictObject({
       ...at,
@@ -69,7 +69,7 @@ export const eventsPageSchema = z.strictObject({
 
 export const redeliveredSchema = z.strictObject({ resume_id: z.string() });
 
-export const listedSessionSchema = z
+const listedSessionSchema = z
   .strictObject({
     tenant: z.string(),
     id: z.string(),

@@ -67,7 +67,7 @@ export const sessionViewSchema = z
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 
-export const messageSchema = z
+const messageSchema = z
   .strictObject({
     index: count,
     role: z.enum(["user", "assistant", "system", "tool"]),
@@ -101,7 +101,7 @@ export const jobSchema = z
   .strictObject({ ...jobFields, output: z.string() })
   .meta({ id: "Job", description: "One exec job with its output (the write_stdin pull)." });
 
-export const jobSummarySchema = z
+const jobSummarySchema = z
   .strictObject(jobFields)
   .meta({ id: "JobSummary", description: "A job without its output." });
 
@@ -110,7 +110,7 @@ export const jobsPageSchema = z.strictObject({
   next: count.nullable(),
 });
 
-export const callbackSchema = z
+const callbackSchema = z
   .strictObject({ url: z.string(), token: z.string() })
   .meta({ id: "Callback", description: "Where and with which bearer token the runner reports." });
 
