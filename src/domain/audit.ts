@@ -1,4 +1,4 @@
-// The audit trail's events (contract §8): what happened to a session, in the words operators read.
+// The audit trail's events: what happened to a session, in the words operators read.
 // Writing, paging and bounding them is left to the session object's audit store.
 
 export type AuditEvent =

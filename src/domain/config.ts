@@ -150,7 +150,7 @@ export function readConfig(vars: Vars): Config {
 
 /**
  * The resume targets of one tenant: its own where TENANT_SETTINGS names them. The allowlist falls
- * back to RESUME_URL_ALLOWLIST (contract §8); RESUME_WEBHOOK_URL is the default tenant's host, so
+ * back to RESUME_URL_ALLOWLIST; RESUME_WEBHOOK_URL is the default tenant's host, so
  * another tenant's resumes never reach it — without its own URL such a resume waits as no_target.
  */
 export function resumeTargetsFor(

@@ -1,4 +1,4 @@
-// A session's entry in the cross-session index of sessions that need attention (contract §8), as
+// A session's entry in the cross-session index of sessions that need attention, as
 // a pure function of its core. Storing entries (D1) and sending them after commits is left to the shell.
 import { assertNever } from "./assert-never";
 import type { Config } from "./config";

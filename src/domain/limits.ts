@@ -1,4 +1,4 @@
-// Size limits that keep every answer and every row bounded, whatever the history (contract §8).
+// Size limits that keep every answer and every row bounded, whatever the history.
 // Checking request bodies against them is left to the HTTP layer; paging rows to the store.
 
 /** A message's JSON (role, content, metadata) above this is refused with 413; rows cap at 2 MB. */

@@ -1,4 +1,4 @@
-// Operator actions (contract §8): redeliver a failed resume, expire a wait now, mark a running job
+// Operator actions: redeliver a failed resume, expire a wait now, mark a running job
 // lost. Each is a pure rule over the loaded session; recording it in the audit trail is the shell's.
 
 import type { Ctx, Decision } from "./decision";

@@ -1,4 +1,4 @@
-// Tenants (contract §8): AGENT_TOKENS entries `tenant:token` or a bare `token` (tenant `default`),
+// Tenants: AGENT_TOKENS entries `tenant:token` or a bare `token` (tenant `default`),
 // and the Durable Object name that scopes a session id to its tenant.
 // Comparing a presented token in constant time is left to src/auth/agent-token.ts.
 
@@ -58,7 +58,7 @@ export const HEALTH_OBJECT_NAME = "_probe/healthz";
 export const sessionObjectName = (tenant: string, sessionId: string): string =>
   tenant === DEFAULT_TENANT ? sessionId : `${tenant}/${sessionId}`;
 
-/** What a tenant may set apart from the globals (contract §8: per-tenant resume targets). */
+/** What a tenant may set apart from the globals (per-tenant resume targets). */
 export interface TenantSettings {
   readonly resumeUrlAllowlist?: readonly string[];
   readonly resumeWebhookUrl?: string;

@@ -1,4 +1,4 @@
-// Operators (contract §8): their own tokens, each session's audit trail, and the actions that mend
+// Operators: their own tokens, each session's audit trail, and the actions that mend
 // a stuck agent — each recorded, each refused with a typed error when it does not apply.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";

@@ -1,4 +1,4 @@
-// The cross-session index (contract §8): sessions that need attention, listed from D1 by status and
+// The cross-session index: sessions that need attention, listed from D1 by status and
 // tenant, updated after commits, and repaired from the session objects when an update is lost.
 // Every test uses its own tenant (objects made over RPC), so counts never see another test's sessions.
 import { runInDurableObject } from "cloudflare:test";

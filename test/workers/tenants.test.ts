@@ -1,4 +1,4 @@
-// Tenants (contract §8): the same session ids in two tenants are two sessions, and nothing of one
+// Tenants: the same session ids in two tenants are two sessions, and nothing of one
 // tenant — a read, a write, a callback token — reaches the other's.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
