@@ -3,22 +3,24 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import { Webhook } from "standardwebhooks";
 import type { z } from "zod";
-import type { ErrorCode } from "../domain/errors";
 import type * as inboxRoutes from "../http/routes/inbox";
 import type * as jobRoutes from "../http/routes/jobs";
 import type * as runRoutes from "../http/routes/runs";
 import type * as sessionRoutes from "../http/routes/sessions";
 import type { resumePayloadSchema } from "../http/schemas/resume";
 import type { SuccessBody } from "../http/serve";
+import { type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
+
+export { ExecInboxError, type Fetcher, type Problem } from "./transport";
 
 /** The JSON body a route takes, as a caller writes it (defaults may be left out). */
-type RequestBody<R extends RouteConfig> = R["request"] extends {
+export type RequestBody<R extends RouteConfig> = R["request"] extends {
   body: { content: { "application/json": { schema: infer S extends z.ZodType } } };
 }
   ? z.input<S>
   : never;
 /** The query a route takes, as a caller writes it. */
-type Query<R extends RouteConfig> = R["request"] extends { query: infer S extends z.ZodType }
+export type Query<R extends RouteConfig> = R["request"] extends { query: infer S extends z.ZodType }
   ? Partial<z.output<S>>
   : never;
 
@@ -33,61 +35,20 @@ export type ResumePayload = z.output<typeof resumePayloadSchema>;
 export type CompletionInput = RequestBody<typeof jobRoutes.postCompletion>;
 export type Callback = SuccessBody<typeof jobRoutes.reserveJob, 201>["callback"];
 
-/** `?a=1&b=2` from the defined entries of a query, or "" when there are none. */
-function queryString(query: Record<string, string | number | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined) params.set(key, String(value));
-  }
-  const text = params.toString();
-  return text === "" ? "" : `?${text}`;
-}
-
-export interface Problem {
-  readonly type: string;
-  readonly title: string;
-  readonly status: number;
-  readonly detail: string;
-  readonly code: ErrorCode;
-  /** Each validation issue, on a 422. */
-  readonly errors?: readonly { readonly path: string; readonly message: string }[];
-}
-
-export class ExecInboxError extends Error {
-  constructor(readonly problem: Problem) {
-    super(`${problem.status} ${problem.code}: ${problem.detail}`);
-    this.name = "ExecInboxError";
-  }
-}
-
-async function request<T>(url: string, token: string, method: string, body?: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  const parsed: unknown = text === "" ? null : JSON.parse(text);
-  if (!response.ok) throw new ExecInboxError(parsed as Problem);
-  return parsed as T;
-}
-
-const segment = encodeURIComponent;
-
 export class ExecInboxClient {
   private readonly base: string;
   private readonly token: string;
+  private readonly fetcher: Fetcher;
 
-  constructor(options: { baseUrl: string; token: string }) {
+  /** `fetch` defaults to the global one; tests in workerd pass the Worker's own. */
+  constructor(options: { baseUrl: string; token: string; fetch?: Fetcher }) {
     this.base = options.baseUrl.replace(/\/+$/, "");
     this.token = options.token;
+    this.fetcher = options.fetch ?? globalFetcher;
   }
 
   private call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return request<T>(`${this.base}${path}`, this.token, method, body);
+    return request<T>(this.fetcher, `${this.base}${path}`, this.token, method, body);
   }
 
   private run(sessionId: string, runId: string): string {
@@ -104,6 +65,11 @@ export class ExecInboxClient {
 
   deleteSession(sessionId: string): Promise<null> {
     return this.call("DELETE", `/v1/sessions/${segment(sessionId)}`);
+  }
+
+  /** Billed units (rows read and written, database bytes) of the session object. */
+  stats(sessionId: string): Promise<SuccessBody<typeof sessionRoutes.getSessionStats, 200>> {
+    return this.call("GET", `/v1/sessions/${segment(sessionId)}/stats`);
   }
 
   appendMessage(
@@ -194,8 +160,10 @@ export class ExecInboxClient {
 export function postCompletion(
   callback: Callback,
   input: CompletionInput,
+  options: { fetch?: Fetcher } = {},
 ): Promise<CompletionReply> {
-  return request<CompletionReply>(callback.url, callback.token, "POST", input);
+  const fetcher = options.fetch ?? globalFetcher;
+  return request<CompletionReply>(fetcher, callback.url, callback.token, "POST", input);
 }
 
 /**

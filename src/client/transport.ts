@@ -1,0 +1,61 @@
+// How the typed clients reach the server: one JSON request with a bearer token, whose failure is
+// thrown as the server's problem+json. The fetch is the caller's, so tests inside workerd can pass
+// the Worker's own `fetch` and scripts the global one.
+import type { ErrorCode } from "../domain/errors";
+
+/** Anything that answers a Request: the global `fetch`, a Worker's `fetch`, a service binding. */
+export type Fetcher = (request: Request) => Promise<Response>;
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: ErrorCode;
+  /** Each validation issue, on a 422. */
+  readonly errors?: readonly { readonly path: string; readonly message: string }[];
+}
+
+export class ExecInboxError extends Error {
+  constructor(readonly problem: Problem) {
+    super(`${problem.status} ${problem.code}: ${problem.detail}`);
+    this.name = "ExecInboxError";
+  }
+}
+
+export const globalFetcher: Fetcher = (request) => fetch(request);
+
+export async function request<T>(
+  fetcher: Fetcher,
+  url: string,
+  token: string,
+  method: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetcher(
+    new Request(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
+  const text = await response.text();
+  const parsed: unknown = text === "" ? null : JSON.parse(text);
+  if (!response.ok) throw new ExecInboxError(parsed as Problem);
+  return parsed as T;
+}
+
+/** `?a=1&b=2` from the defined entries of a query, or "" when there are none. */
+export function queryString(query: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === "" ? "" : `?${text}`;
+}
+
+export const segment = encodeURIComponent;
