@@ -29,13 +29,13 @@ function sqliteBytes(dir: string): number {
   return total;
 }
 
-/** Whether the server answers 410: the job was there and retention removed it. */
+/** Whether the server answers 410: the job was there and retention removed it (a 404 is not). */
 async function purged(pull: () => Promise<unknown>): Promise<boolean> {
   try {
     await pull();
     return false;
   } catch (error) {
-    if (error instanceof ExecInboxError && error.problem.status === 410) return true;
+    if (error instanceof ExecInboxError) return error.problem.status === 410;
     throw error;
   }
 }
