@@ -9,7 +9,7 @@ import type * as runRoutes from "../http/routes/runs";
 import type * as sessionRoutes from "../http/routes/sessions";
 import type { resumePayloadSchema } from "../http/schemas/resume";
 import type { SuccessBody } from "../http/serve";
-import { type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
+import { Endpoint, type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
 
 export { ExecInboxError, type Fetcher, type Problem } from "./transport";
 
@@ -35,22 +35,7 @@ export type ResumePayload = z.output<typeof resumePayloadSchema>;
 export type CompletionInput = RequestBody<typeof jobRoutes.postCompletion>;
 export type Callback = SuccessBody<typeof jobRoutes.reserveJob, 201>["callback"];
 
-export class ExecInboxClient {
-  private readonly base: string;
-  private readonly token: string;
-  private readonly fetcher: Fetcher;
-
-  /** `fetch` defaults to the global one; tests in workerd pass the Worker's own. */
-  constructor(options: { baseUrl: string; token: string; fetch?: Fetcher }) {
-    this.base = options.baseUrl.replace(/\/+$/, "");
-    this.token = options.token;
-    this.fetcher = options.fetch ?? globalFetcher;
-  }
-
-  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return request<T>(this.fetcher, `${this.base}${path}`, this.token, method, body);
-  }
-
+export class ExecInboxClient extends Endpoint {
   private run(sessionId: string, runId: string): string {
     return `/v1/sessions/${segment(sessionId)}/runs/${segment(runId)}`;
   }

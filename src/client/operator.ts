@@ -3,23 +3,9 @@
 import type * as ops from "../http/routes/ops";
 import type { SuccessBody } from "../http/serve";
 import type { Query } from "./index";
-import { type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
+import { Endpoint, queryString, segment } from "./transport";
 
-export class ExecInboxOperatorClient {
-  private readonly base: string;
-  private readonly token: string;
-  private readonly fetcher: Fetcher;
-
-  constructor(options: { baseUrl: string; token: string; fetch?: Fetcher }) {
-    this.base = options.baseUrl.replace(/\/+$/, "");
-    this.token = options.token;
-    this.fetcher = options.fetch ?? globalFetcher;
-  }
-
-  private call<T>(method: string, path: string): Promise<T> {
-    return request<T>(this.fetcher, `${this.base}${path}`, this.token, method);
-  }
-
+export class ExecInboxOperatorClient extends Endpoint {
   private session(tenant: string, sessionId: string): string {
     return `/v1/ops/sessions/${segment(tenant)}/${segment(sessionId)}`;
   }

@@ -59,3 +59,21 @@ export function queryString(query: Record<string, string | number | undefined>):
 }
 
 export const segment = encodeURIComponent;
+
+/** Where a client sends its requests and as whom: the part both typed clients share. */
+export abstract class Endpoint {
+  private readonly base: string;
+  private readonly token: string;
+  private readonly fetcher: Fetcher;
+
+  /** `fetch` defaults to the global one; tests in workerd pass the Worker's own. */
+  constructor(options: { baseUrl: string; token: string; fetch?: Fetcher }) {
+    this.base = options.baseUrl.replace(/\/+$/, "");
+    this.token = options.token;
+    this.fetcher = options.fetch ?? globalFetcher;
+  }
+
+  protected call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return request<T>(this.fetcher, `${this.base}${path}`, this.token, method, body);
+  }
+}
