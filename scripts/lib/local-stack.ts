@@ -216,7 +216,11 @@ export async function startAgentHost(statusFor: (n: number) => number = () => 20
 export const agentClient = (base: string, token: string = AGENT_TOKEN): ExecInboxClient =>
   new ExecInboxClient({ baseUrl: base, token });
 
-/** A request to a running exec-inbox at `base`; the token defaults to the local agent's. */
+/**
+ * A raw request to a running exec-inbox at `base`; the token defaults to the local agent's. Kept for
+ * test/e2e/agent-stack.ts's operator event reads until it moves to ExecInboxOperatorClient; every
+ * other caller uses `agentClient` or the operator client.
+ */
 export const api = (
   base: string,
   method: string,
