@@ -4,7 +4,9 @@
 // status, headers or problem body, or send what the client would never send. Which fetch carries it
 // is the caller's: the network, or the Worker itself inside the workers pool.
 
-export type Fetcher = (request: Request) => Promise<Response>;
+import type { Fetcher } from "../../src/client";
+
+export type { Fetcher };
 
 // biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
 export interface Answer<T = any> {
