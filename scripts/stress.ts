@@ -77,7 +77,8 @@ async function call<T>(
     const response = await fetch(outgoing, { signal: AbortSignal.timeout(120_000) });
     const body = await response.arrayBuffer();
     sample = { status: response.status, bytes: body.byteLength, ms: performance.now() - started };
-    return new Response(body, response);
+    // A 204 may carry no body at all, not even an empty one.
+    return new Response(body.byteLength === 0 ? null : body, response);
   };
   const inbox = new ExecInboxClient({ baseUrl: base, token: AGENT_TOKEN, fetch: fetcher });
   try {
