@@ -6,7 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { api, devVar, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { type Callback, postCompletion } from "../src/client";
+import { ExecInboxOperatorClient } from "../src/client/operator";
+import { agentClient, devVar, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
 
 /** Handles each session waits on: every completion changes its entry (fewer handles, more inbox). */
 const HANDLES_PER_SESSION = 50;
@@ -36,57 +38,47 @@ async function phase(mode: "off" | "on", samples: number, hostUrl: string): Prom
   try {
     const base = dev.base;
     const sessions = Math.ceil((samples + HANDLES_PER_SESSION) / HANDLES_PER_SESSION);
-    const calls: Array<{ sid: string; path: string; token: string }> = [];
+    const inbox = agentClient(base);
+    const calls: Array<{ sid: string; callback: Callback }> = [];
     for (let s = 0; s < sessions; s += 1) {
       const sid = `bench-index-${mode}-${s}`;
-      await api(base, "POST", "/v1/sessions", { id: sid, resume_url: hostUrl });
+      await inbox.createSession({ id: sid, resume_url: hostUrl });
       const handles = Array.from({ length: HANDLES_PER_SESSION }, (_, j) => `j${j}`);
       for (const handle of handles) {
-        const reserved = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-          handle,
-          command: `job ${handle}`,
-        });
-        calls.push({
-          sid,
-          path: `/v1/sessions/${sid}/exec-jobs/${handle}/completion`,
-          token: reserved.body.callback.token,
-        });
+        const reserved = await inbox.reserveJob(sid, { handle, command: `job ${handle}` });
+        calls.push({ sid, callback: reserved.callback });
       }
-      const runId = (await api(base, "POST", `/v1/sessions/${sid}/runs`, {})).body.run_id;
-      await api(base, "POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
-        waiting_for: handles,
-      });
+      const { run_id: runId } = await inbox.registerRun(sid);
+      await inbox.suspend(sid, runId, { waiting_for: handles });
     }
     const completeCall = async (index: number): Promise<number> => {
       const call = calls[index];
       if (call === undefined) throw new Error("out of completions");
       const t0 = performance.now();
-      const answer = await api(
-        base,
-        "POST",
-        call.path,
-        { status: "completed", exit_code: 0, output: `output ${index}` },
-        call.token,
-      );
-      const elapsed = performance.now() - t0;
-      if (answer.status !== 202) throw new Error(`completion: ${answer.status}`);
-      return elapsed;
+      await postCompletion(call.callback, {
+        status: "completed",
+        exit_code: 0,
+        output: `output ${index}`,
+      });
+      return performance.now() - t0;
     };
     // The first session warms the path (isolate start, first D1 statement) and is not measured.
     for (let i = 0; i < HANDLES_PER_SESSION; i += 1) await completeCall(i);
     const measuredSid = calls[HANDLES_PER_SESSION]?.sid ?? "";
-    const before = (await api(base, "GET", `/v1/sessions/${measuredSid}/stats`)).body;
+    const before = await inbox.getSessionStats(measuredSid);
     const latencies: number[] = [];
     for (let i = HANDLES_PER_SESSION; i < HANDLES_PER_SESSION + samples; i += 1) {
       latencies.push(await completeCall(i));
     }
     // Let the last debounced index update land before the counters are read.
     await sleep(500);
-    const after = (await api(base, "GET", `/v1/sessions/${measuredSid}/stats`)).body;
+    const after = await inbox.getSessionStats(measuredSid);
     const inMeasured = Math.min(samples, HANDLES_PER_SESSION);
-    const listed = (
-      await api(base, "GET", "/v1/ops/sessions?limit=500", undefined, devVar("OPERATOR_TOKENS"))
-    ).body;
+    const operator = new ExecInboxOperatorClient({
+      baseUrl: base,
+      token: devVar("OPERATOR_TOKENS"),
+    });
+    const listed = await operator.listSessions({ limit: 500 });
     latencies.sort((a, b) => a - b);
     return {
       mode,

@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Callback, ExecInboxError, postCompletion } from "../src/client";
 import { type ArrivalsHost, startArrivalsHost } from "./lib/arrivals-host";
-import { api } from "./lib/local-stack";
+import { agentClient } from "./lib/local-stack";
 import { serveExecInbox } from "./lib/miniflare-stack";
 import { table } from "./lib/report";
 import { startRestatePeer } from "./lib/restate-peer";
@@ -26,30 +27,24 @@ async function execInboxCases(script: string, host: ArrivalsHost): Promise<strin
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-semantics-"));
   let served = await serveExecInbox(script, state);
   const run = Date.now().toString(36);
-  const complete = async (sid: string, token: string, output: string) => {
-    const answer = await api(
-      served.base,
-      "POST",
-      `/v1/sessions/${sid}/exec-jobs/j0/completion`,
-      { status: "completed", exit_code: 0, output },
-      token,
-    );
-    return `${answer.status}${answer.body?.disposition ? ` ${answer.body.disposition}` : ""}${answer.body?.outcome === "duplicate" ? " duplicate" : ""}${answer.body?.code ? ` ${answer.body.code}` : ""}`;
+  // The client follows the runtime across its restart: `served` is read at each call.
+  const inbox = () => agentClient(served.base);
+  const complete = async (callback: Callback, output: string) => {
+    try {
+      const reply = await postCompletion(callback, { status: "completed", exit_code: 0, output });
+      return reply.outcome === "duplicate" ? "202 duplicate" : `202 ${reply.disposition}`;
+    } catch (error) {
+      if (!(error instanceof ExecInboxError)) throw error;
+      return `${error.problem.status} ${error.problem.code}`;
+    }
   };
   const session = async (label: string, suspend: boolean) => {
     const sid = `sem-${run}-${label}`;
-    await api(served.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url });
-    const reserved = await api(served.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle: "j0",
-      command: "make test",
-    });
-    const runId = (await api(served.base, "POST", `/v1/sessions/${sid}/runs`, {})).body.run_id;
-    if (suspend) {
-      await api(served.base, "POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
-        waiting_for: ["j0"],
-      });
-    }
-    return { sid, runId, token: reserved.body.callback.token as string };
+    await inbox().createSession({ id: sid, resume_url: host.url });
+    const reserved = await inbox().reserveJob(sid, { handle: "j0", command: "make test" });
+    const { run_id: runId } = await inbox().registerRun(sid);
+    if (suspend) await inbox().suspend(sid, runId, { waiting_for: ["j0"] });
+    return { sid, runId, callback: reserved.callback };
   };
   const wakes = async (sid: string) => {
     await sleep(SETTLE_MS);
@@ -58,44 +53,41 @@ async function execInboxCases(script: string, host: ArrivalsHost): Promise<strin
     const statuses = got.map((arrival) => arrival.status).join(", ");
     return `${got.length} webhook${got.length === 1 ? "" : "s"}${got.length > 1 ? ` (answered ${statuses})` : ""}, ${ids.size} resume_id`;
   };
-  const pulled = async (sid: string) =>
-    JSON.stringify((await api(served.base, "GET", `/v1/sessions/${sid}/exec-jobs/j0`)).body.output);
+  const pulled = async (sid: string) => JSON.stringify((await inbox().getJob(sid, "j0")).output);
   const results: string[] = [];
   try {
     {
-      const { sid, runId, token } = await session("early", false);
-      const answer = await complete(sid, token, "early");
-      await api(served.base, "POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
-        waiting_for: ["j0"],
-      });
+      const { sid, runId, callback } = await session("early", false);
+      const answer = await complete(callback, "early");
+      await inbox().suspend(sid, runId, { waiting_for: ["j0"] });
       results.push(
         `completion ${answer}; the suspend that follows wakes at once: ${await wakes(sid)}`,
       );
     }
     {
-      const { sid, token } = await session("twice", true);
-      const answers = [await complete(sid, token, "same"), await complete(sid, token, "same")];
+      const { sid, callback } = await session("twice", true);
+      const answers = [await complete(callback, "same"), await complete(callback, "same")];
       results.push(`${answers.join(", then ")}; ${await wakes(sid)}`);
     }
     {
-      const { sid, token } = await session("conflict", true);
-      const answers = [await complete(sid, token, "first"), await complete(sid, token, "second")];
+      const { sid, callback } = await session("conflict", true);
+      const answers = [await complete(callback, "first"), await complete(callback, "second")];
       results.push(
         `${answers.join(", then ")}; pull shows ${await pulled(sid)}; ${await wakes(sid)}`,
       );
     }
     {
-      const { sid, token } = await session("ended", true);
-      await api(served.base, "DELETE", `/v1/sessions/${sid}`);
-      await api(served.base, "POST", "/v1/sessions", { id: sid, resume_url: host.url });
+      const { sid, callback } = await session("ended", true);
+      await inbox().deleteSession(sid);
+      await inbox().createSession({ id: sid, resume_url: host.url });
       results.push(
-        `old token after delete + re-create: ${await complete(sid, token, "late")}; ${await wakes(sid)}`,
+        `old token after delete + re-create: ${await complete(callback, "late")}; ${await wakes(sid)}`,
       );
     }
     {
-      const { sid, token } = await session("restart", true);
+      const { sid, callback } = await session("restart", true);
       host.failNext(1);
-      const answer = await complete(sid, token, "survives");
+      const answer = await complete(callback, "survives");
       await sleep(100);
       await served.stop();
       served = await serveExecInbox(script, state);

@@ -11,7 +11,7 @@ import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
 import { startArrivalsHost } from "./lib/arrivals-host";
-import { api, freePort, startWranglerDev } from "./lib/local-stack";
+import { agentClient, freePort, startWranglerDev } from "./lib/local-stack";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { loadAverage, processTree } from "./lib/proc";
@@ -75,14 +75,15 @@ async function measure(system: FloorSystem | WakeSystem): Promise<void> {
 /** Rows and billed units of one completion that wakes a session, from the object's own counters. */
 async function rowsPerWake(base: string, system: ReturnType<typeof execInboxSystem>) {
   const keys = await system.prepare("rows", 10);
+  const inbox = agentClient(base);
   const totals = { rows_written: 0, rows_read: 0, alarms: 0, index_rows_written: 0 };
   for (const sid of keys) {
-    const before = (await api(base, "GET", `/v1/sessions/${sid}/stats`)).body;
+    const before = await inbox.getSessionStats(sid);
     await system.wake(sid);
     await system.resumedAt(sid);
     // The delivery's outcome commits after the host answered; the index update 100 ms later.
     await new Promise((done) => setTimeout(done, 300));
-    const after = (await api(base, "GET", `/v1/sessions/${sid}/stats`)).body;
+    const after = await inbox.getSessionStats(sid);
     for (const key of Object.keys(totals) as Array<keyof typeof totals>) {
       totals[key] += (after[key] - before[key]) / keys.length;
     }

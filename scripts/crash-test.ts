@@ -5,9 +5,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Callback, ExecInboxError, postCompletion } from "../src/client";
 import { scriptArgs } from "./lib/args";
 import {
-  api,
+  agentClient,
   freePort,
   startAgentHost,
   startWranglerDev,
@@ -27,7 +28,7 @@ const CONCURRENCY = 8;
 const LOAD_MS = arg("seconds", quick ? 10 : 45) * 1000;
 
 type Op =
-  | { kind: "complete"; sid: string; handle: string; token: string; output: string; stale: boolean }
+  | { kind: "complete"; sid: string; callback: Callback; output: string; stale: boolean }
   | { kind: "append"; sid: string; content: string };
 
 const rng = (() => {
@@ -37,6 +38,20 @@ const rng = (() => {
     return seed / 2147483648;
   };
 })();
+
+/**
+ * The status a completion was answered with: 202 when accepted, the problem's status when refused.
+ * A 5xx, a refused connection or a page that is not JSON (the process is down) throws, to be retried.
+ */
+async function completionStatus(callback: Callback, output: string): Promise<number> {
+  try {
+    await postCompletion(callback, { status: "completed", exit_code: 0, output });
+    return 202;
+  } catch (error) {
+    if (error instanceof ExecInboxError && error.problem.status < 500) return error.problem.status;
+    throw error;
+  }
+}
 
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-crash-"));
@@ -53,6 +68,7 @@ async function main(): Promise<void> {
   const vars = { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" };
   let dev: WranglerDev = await startWranglerDev(stateDir, port, vars);
   const base = dev.base;
+  const inbox = agentClient(base);
 
   // Setup: live sessions suspended on all their jobs, and stale ones re-created after reservation.
   const ops: Op[] = [];
@@ -61,40 +77,26 @@ async function main(): Promise<void> {
   for (let s = 0; s < SESSIONS + STALE_SESSIONS; s += 1) {
     const stale = s >= SESSIONS;
     const sid = `crash-${run}-${s}`;
-    await api(base, "POST", "/v1/sessions", {
-      id: sid,
-      resume_url: host.url,
-    });
-    const tokens: string[] = [];
+    await inbox.createSession({ id: sid, resume_url: host.url });
+    const callbacks: Callback[] = [];
     for (let j = 0; j < JOBS; j += 1) {
-      tokens.push(
-        (
-          await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-            handle: `j${j}`,
-            command: `job ${j}`,
-          })
-        ).body.callback.token,
+      callbacks.push(
+        (await inbox.reserveJob(sid, { handle: `j${j}`, command: `job ${j}` })).callback,
       );
     }
     if (stale) {
-      await api(base, "DELETE", `/v1/sessions/${sid}`);
-      await api(base, "POST", "/v1/sessions", {
-        id: sid,
-        resume_url: host.url,
-      });
+      await inbox.deleteSession(sid);
+      await inbox.createSession({ id: sid, resume_url: host.url });
     } else {
       live.push(sid);
-      const runId = (await api(base, "POST", `/v1/sessions/${sid}/runs`, {})).body.run_id;
-      await api(base, "POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
-        waiting_for: tokens.map((_, j) => `j${j}`),
-      });
+      const { run_id: runId } = await inbox.registerRun(sid);
+      await inbox.suspend(sid, runId, { waiting_for: callbacks.map((_, j) => `j${j}`) });
     }
-    tokens.forEach((token, j) => {
+    callbacks.forEach((callback, j) => {
       const op: Op = {
         kind: "complete",
         sid,
-        handle: `j${j}`,
-        token,
+        callback,
         output: `out ${sid} ${j}`,
         stale,
       };
@@ -122,24 +124,12 @@ async function main(): Promise<void> {
         requests += 1;
         try {
           if (op.kind === "complete") {
-            const answer = await api(
-              base,
-              "POST",
-              `/v1/sessions/${op.sid}/exec-jobs/${op.handle}/completion`,
-              { status: "completed", exit_code: 0, output: op.output },
-              op.token,
-            );
-            if (answer.status >= 500) throw new Error(String(answer.status));
-            if (op.stale && answer.status < 300) staleAccepted += 1;
-            if (!op.stale && answer.status >= 300)
-              throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.body)}`);
+            const status = await completionStatus(op.callback, op.output);
+            if (op.stale && status < 300) staleAccepted += 1;
+            if (!op.stale && status >= 300) throw new Error(`unexpected ${status}`);
             acknowledged += 1;
           } else {
-            const answer = await api(base, "POST", `/v1/sessions/${op.sid}/messages`, {
-              role: "user",
-              content: op.content,
-            });
-            if (answer.status !== 201) throw new Error(String(answer.status));
+            await inbox.appendMessage(op.sid, { role: "user", content: op.content });
             appendAcks.set(op.content, (appendAcks.get(op.content) ?? 0) + 1);
             acknowledged += 1;
           }
@@ -173,18 +163,15 @@ async function main(): Promise<void> {
   await sleep(1500);
 
   for (const sid of live) {
-    const view = (await api(base, "GET", `/v1/sessions/${sid}`)).body;
+    const view = await inbox.getSession(sid);
     for (let j = 0; j < JOBS; j += 1) {
-      const job = (await api(base, "GET", `/v1/sessions/${sid}/exec-jobs/j${j}`)).body;
+      const job = await inbox.getJob(sid, `j${j}`);
       if (job.status !== "completed" || job.output !== `out ${sid} ${j}`) {
         lost += 1;
         problems.push(`${sid}/j${j} not stored: ${JSON.stringify(job)}`);
       }
     }
-    const claims = (await api(base, "POST", `/v1/sessions/${sid}/inbox/claim`, { max: 128 })).body
-      .claims as Array<{
-      envelope: { correlation_id: string };
-    }>;
+    const { claims } = await inbox.claim(sid, { max: 128 });
     const handles = claims.map((claim) => claim.envelope.correlation_id);
     if (handles.length !== new Set(handles).size) {
       doubled += handles.length - new Set(handles).size;
@@ -197,10 +184,8 @@ async function main(): Promise<void> {
       problems.push(`${sid}: ${ids.size} distinct resume_ids reached the agent host`);
     if (view.resume?.resume_id !== [...ids][0])
       problems.push(`${sid}: the view's resume is not the delivered one`);
-    const page = (await api(base, "GET", `/v1/sessions/${sid}/messages?limit=500`)).body;
-    const contents = (page.messages as Array<{ content: string }>).map(
-      (message) => message.content,
-    );
+    const page = await inbox.listMessages(sid, { limit: 500 });
+    const contents = page.messages.map((message) => message.content);
     for (let a = 0; a < APPENDS; a += 1) {
       if (!contents.includes(`human ${sid} ${a}`)) {
         lost += 1;
@@ -210,14 +195,15 @@ async function main(): Promise<void> {
   }
   let retriedAppendCopies = 0;
   for (const sid of [...live]) {
-    const page = (await api(base, "GET", `/v1/sessions/${sid}/messages?limit=500`)).body;
-    const contents = (page.messages as Array<{ content: string }>).map((m) => m.content);
+    const page = await inbox.listMessages(sid, { limit: 500 });
+    const contents = page.messages.map((m) => m.content);
     retriedAppendCopies += contents.length - new Set(contents).size;
   }
   for (let s = SESSIONS; s < SESSIONS + STALE_SESSIONS; s += 1) {
     const sid = `crash-${run}-${s}`;
-    const inbox = (await api(base, "GET", `/v1/sessions/${sid}/inbox`)).body;
-    if (inbox.generation !== 0) problems.push(`${sid}: a stale lifetime's completion was admitted`);
+    const counts = await inbox.inbox(sid);
+    if (counts.generation !== 0)
+      problems.push(`${sid}: a stale lifetime's completion was admitted`);
     if (webhooksOf(sid).size !== 0) problems.push(`${sid}: a stale lifetime woke the session`);
   }
   if (staleAccepted > 0) problems.push(`${staleAccepted} stale completions were accepted`);

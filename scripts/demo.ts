@@ -10,6 +10,7 @@ import { Runner } from "../runner/src/runner";
 import { runnerApp } from "../runner/src/server";
 import { ExecInboxClient, type ResumePayload, verifyResume } from "../src/client";
 import { devVar, freePort, startWranglerDev, type WranglerDev } from "./lib/local-stack";
+import { callRunner } from "./lib/runner-client";
 
 const COMMAND = "sleep 2; printf inbox-result; exit 7";
 const RUNNER_TOKEN = "demo-runner-token";
@@ -21,13 +22,10 @@ function step(name: string, detail = ""): void {
 }
 
 async function runnerCall<T>(base: string, path: string, body: unknown): Promise<T> {
-  const response = await fetch(`${base}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${RUNNER_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`runner ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
+  const answer = await callRunner(base, RUNNER_TOKEN, path, body);
+  if (answer.status >= 300)
+    throw new Error(`runner ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body as T;
 }
 
 /** The agent host: verifies each signed resume and hands it to the waiting script. */

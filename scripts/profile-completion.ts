@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
 import { startArrivalsHost } from "./lib/arrivals-host";
+import { devtools } from "./lib/devtools";
 import { freePort } from "./lib/local-stack";
 import { buildWorker, serveExecInbox } from "./lib/miniflare-stack";
 import { execInboxSystem } from "./lib/wake-systems";
@@ -15,38 +15,6 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
-}
-
-async function devtools(port: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as Array<{
-    id?: string;
-    webSocketDebuggerUrl?: string;
-  }>;
-  // Miniflare names the user's Worker "core:user:<name>"; its entry worker and D1 are others.
-  const target = targets.find((t) => t.id?.startsWith("core:user:"));
-  if (target?.webSocketDebuggerUrl === undefined) throw new Error("no inspectable isolate");
-  const socket = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((done, fail) => socket.once("open", done).once("error", fail));
-  let nextId = 0;
-  const send = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      nextId += 1;
-      const id = nextId;
-      const onMessage = (data: WebSocket.RawData) => {
-        const message = JSON.parse(String(data)) as {
-          id?: number;
-          result?: Record<string, unknown>;
-          error?: { message: string };
-        };
-        if (message.id !== id) return;
-        socket.off("message", onMessage);
-        if (message.error) reject(new Error(`${method}: ${message.error.message}`));
-        else resolve(message.result ?? {});
-      };
-      socket.on("message", onMessage);
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  return { send, close: () => socket.close() };
 }
 
 /** Self and total milliseconds per function (a recursive function counts once per sample). */
@@ -100,7 +68,11 @@ async function main(): Promise<void> {
       await system.wake(key);
       await system.resumedAt(key);
     }
-    const inspector = await devtools(inspectorPort);
+    // Miniflare names the user's Worker "core:user:<name>"; its entry worker and D1 are others.
+    const inspector = await devtools(
+      inspectorPort,
+      (target) => target.id?.startsWith("core:user:") === true,
+    );
     await inspector.send("Profiler.enable");
     await inspector.send("Profiler.setSamplingInterval", { interval: 50 });
     await inspector.send("Profiler.start");

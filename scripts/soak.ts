@@ -4,8 +4,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { ExecInboxError, postCompletion } from "../src/client";
 import { scriptArgs } from "./lib/args";
-import { api, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { agentClient, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const arg = scriptArgs(["minutes", "sessions", "retention-ms"]).number;
@@ -28,6 +29,17 @@ function sqliteBytes(dir: string): number {
   return total;
 }
 
+/** Whether the server answers 410: the job was there and retention removed it (a 404 is not). */
+async function purged(pull: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await pull();
+    return false;
+  } catch (error) {
+    if (error instanceof ExecInboxError) return error.problem.status === 410;
+    throw error;
+  }
+}
+
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-soak-"));
   const host = await startAgentHost();
@@ -40,56 +52,60 @@ async function main(): Promise<void> {
   const counts = { requests: 0, errors: 0, cycles: 0 };
   const errors: string[] = [];
 
-  async function ok(method: string, path: string, body?: unknown, token?: string) {
+  const inbox = agentClient(base);
+
+  /** Counts one request; a failure is counted and recorded, then ends the cycle it belongs to. */
+  async function ok<T>(label: string, send: () => Promise<T>): Promise<T> {
     counts.requests += 1;
-    const answer = await api(base, method, path, body, token);
-    if (answer.status >= 400) {
+    try {
+      return await send();
+    } catch (error) {
       counts.errors += 1;
-      if (errors.length < 10)
-        errors.push(`${method} ${path} → ${answer.status} ${JSON.stringify(answer.body)}`);
+      if (errors.length < 10) errors.push(`${label} → ${String(error)}`);
+      throw error;
     }
-    return answer.body;
   }
 
   /** One agent session's life: reserve, suspend, complete, resume, claim, ack, finish, talk. */
   async function sessionLoop(index: number, until: number): Promise<void> {
     const sid = `soak-${run}-${index}`;
-    await ok("POST", "/v1/sessions", {
-      id: sid,
-      resume_url: host.url,
-    });
+    await ok("create", () => inbox.createSession({ id: sid, resume_url: host.url }));
     for (let cycle = 0; Date.now() < until; cycle += 1) {
-      const handle = `h${cycle}`;
-      const reserved = await ok("POST", `/v1/sessions/${sid}/exec-jobs`, {
-        handle,
-        command: `step ${cycle}`,
-      });
-      const runId = (await ok("POST", `/v1/sessions/${sid}/runs`, {})).run_id;
-      await ok("POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, { waiting_for: [handle] });
-      const path = `/v1/sessions/${sid}/exec-jobs/${handle}/completion`;
-      const body = {
-        status: "completed",
-        exit_code: 0,
-        output: `output of step ${cycle} `.repeat(20),
-      };
-      await ok("POST", path, body, reserved.callback.token);
-      await ok("POST", path, body, reserved.callback.token); // the runner's retry: a duplicate
-      const resumed = (await ok("POST", `/v1/sessions/${sid}/runs`, {})).run_id;
-      const claims = (await ok("POST", `/v1/sessions/${sid}/inbox/claim`, {})).claims as Array<{
-        envelope: { id: string };
-      }>;
-      await ok("POST", `/v1/sessions/${sid}/inbox/ack`, {
-        ids: claims.map((claim) => claim.envelope.id).concat("env_none"),
-      });
-      await ok("GET", `/v1/sessions/${sid}/exec-jobs/${handle}`);
-      await ok("POST", `/v1/sessions/${sid}/messages`, {
-        role: "user",
-        content: `message ${cycle}`,
-      });
-      await ok("POST", `/v1/sessions/${sid}/runs/${resumed}/finish`);
-      await ok("GET", `/v1/sessions/${sid}`);
-      counts.cycles += 1;
+      try {
+        await oneCycle(sid, cycle);
+        counts.cycles += 1;
+      } catch {
+        // Counted and recorded by `ok`; the next cycle starts afresh.
+      }
     }
+  }
+
+  async function oneCycle(sid: string, cycle: number): Promise<void> {
+    const handle = `h${cycle}`;
+    const reserved = await ok("reserve", () =>
+      inbox.reserveJob(sid, { handle, command: `step ${cycle}` }),
+    );
+    const { run_id: runId } = await ok("register", () => inbox.registerRun(sid));
+    await ok("suspend", () => inbox.suspend(sid, runId, { waiting_for: [handle] }));
+    const result = {
+      status: "completed",
+      exit_code: 0,
+      output: `output of step ${cycle} `.repeat(20),
+    } as const;
+    await ok("complete", () => postCompletion(reserved.callback, result));
+    // The runner's retry: a duplicate.
+    await ok("complete again", () => postCompletion(reserved.callback, result));
+    const { run_id: resumed } = await ok("register resumed", () => inbox.registerRun(sid));
+    const { claims } = await ok("claim", () => inbox.claim(sid));
+    await ok("ack", () =>
+      inbox.ack(sid, { ids: claims.map((claim) => claim.envelope.id).concat("env_none") }),
+    );
+    await ok("pull", () => inbox.getJob(sid, handle));
+    await ok("append", () =>
+      inbox.appendMessage(sid, { role: "user", content: `message ${cycle}` }),
+    );
+    await ok("finish", () => inbox.finishRun(sid, resumed));
+    await ok("view", () => inbox.getSession(sid));
   }
 
   const started = Date.now();
@@ -138,10 +154,9 @@ async function main(): Promise<void> {
   let purgedPulls = 0;
   for (let index = 0; index < SESSIONS; index += 1) {
     const sid = `soak-${run}-${index}`;
-    jobsKept += (await api(base, "GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs.length;
-    ackedKept += (await api(base, "GET", `/v1/sessions/${sid}/inbox`)).body.acked;
-    if ((await api(base, "GET", `/v1/sessions/${sid}/exec-jobs/h0`)).status === 410)
-      purgedPulls += 1;
+    jobsKept += (await inbox.listJobs(sid)).jobs.length;
+    ackedKept += (await inbox.inbox(sid)).acked;
+    if (await purged(() => inbox.getJob(sid, "h0"))) purgedPulls += 1;
   }
   const seconds = (Date.now() - started) / 1000;
   const rss = samples.map((sample) => sample.workerd_rss_mib);

@@ -7,6 +7,13 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stripVTControlCharacters } from "node:util";
+import {
+  type Callback,
+  ExecInboxClient,
+  ExecInboxError,
+  type Fetcher,
+  postCompletion,
+} from "../src/client";
 import { scriptArgs } from "./lib/args";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
 import { AGENT_TOKEN, freePort, startWranglerDev } from "./lib/local-stack";
@@ -36,8 +43,7 @@ const messagesAt = (completions: number) => Math.round((MESSAGES * completions) 
 
 type Rss = { runtime: number; proxy: number; runtimeAnon: number };
 type Sample = { status: number; bytes: number; ms: number };
-// biome-ignore lint/suspicious/noExplicitAny: answers are read by field, shapes per the contract.
-type Answer = Sample & { json: () => any };
+type Answer<T> = Sample & { value: T | undefined };
 const is2xx = (status: number) => status >= 200 && status < 300;
 const failures = new Map<string, { count: number; example: string }>();
 const flags: string[] = [];
@@ -54,28 +60,35 @@ const rows = new Map<string, string[]>(
 let base = "";
 let driverFailures = 0;
 
-/** One timed round trip, body included; a non-2xx or network error is recorded, never thrown. */
-async function call(label: string, method: string, path: string, body?: unknown, token?: string) {
+/**
+ * One timed round trip through the typed client, body included: the time and size are taken when
+ * the last byte arrived, before the client parses it. A refusal or network error is recorded, never
+ * thrown.
+ */
+async function call<T>(
+  label: string,
+  send: (inbox: ExecInboxClient, fetcher: Fetcher) => Promise<T>,
+): Promise<Answer<T>> {
   const started = performance.now();
+  let sample: Sample = { status: 0, bytes: 0, ms: 0 };
+  let request = label;
+  const fetcher: Fetcher = async (outgoing) => {
+    request = `${outgoing.method} ${new URL(outgoing.url).pathname}`;
+    const response = await fetch(outgoing, { signal: AbortSignal.timeout(120_000) });
+    const body = await response.arrayBuffer();
+    sample = { status: response.status, bytes: body.byteLength, ms: performance.now() - started };
+    // A 204 may carry no body at all, not even an empty one.
+    return new Response(body.byteLength === 0 ? null : body, response);
+  };
+  const inbox = new ExecInboxClient({ baseUrl: base, token: AGENT_TOKEN, fetch: fetcher });
   try {
-    const response = await fetch(path.startsWith("http") ? path : `${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token ?? AGENT_TOKEN}`,
-        "content-type": "application/json",
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
-    });
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    const ms = performance.now() - started;
-    // Decoded only when read: a broken list can be tens of MiB and is only measured.
-    const text = () => new TextDecoder().decode(bytes);
-    if (!is2xx(response.status)) record(label, `${method} ${path}`, response.status, text());
-    return { status: response.status, bytes: bytes.byteLength, ms, json: () => JSON.parse(text()) };
+    const value = await send(inbox, fetcher);
+    return { ...sample, value };
   } catch (error) {
-    record(label, `${method} ${path}`, 0, String(error));
-    return { status: 0, bytes: 0, ms: performance.now() - started, json: () => null } as Answer;
+    const detail = error instanceof ExecInboxError ? error.problem.detail : String(error);
+    record(label, request, sample.status, detail);
+    const ms = sample.status === 0 ? performance.now() - started : sample.ms;
+    return { ...sample, ms, value: undefined };
   }
 }
 
@@ -89,8 +102,11 @@ function record(label: string, request: string, status: number, detail: string):
 }
 
 /** The driver's calls: a dead or refusing service stops the run instead of taking minutes of errors. */
-async function drive(label: string, method: string, path: string, body?: unknown, token?: string) {
-  const answer = await call(label, method, path, body, token);
+async function drive<T>(
+  label: string,
+  send: (inbox: ExecInboxClient, fetcher: Fetcher) => Promise<T>,
+): Promise<Answer<T>> {
+  const answer = await call(label, send);
   if (!is2xx(answer.status) && ++driverFailures > 50) throw new Error("over 50 driver failures");
   return answer;
 }
@@ -141,7 +157,7 @@ function outputFor(job: number): string {
   return lines.join("").slice(0, OUTPUT_BYTES);
 }
 
-/** One session driven to its checkpoints; `s` is its path. */
+/** One session driven to its checkpoints; `s` is its id. */
 class Session {
   readonly latencies: number[] = [];
   claims: Array<{ ms: number; bytes: number }> = [];
@@ -150,31 +166,29 @@ class Session {
   constructor(readonly s: string) {}
 
   async claimAndAck(label: string) {
-    const claim = await drive(`${label} claim`, "POST", `${this.s}/inbox/claim`, { max: 128 });
-    // An unexpected shape counts as nothing claimed: the run reports it instead of crashing.
-    const claims: Array<{ envelope: { id: string } }> = is2xx(claim.status)
-      ? (claim.json()?.claims ?? [])
-      : [];
-    const ids = claims.map((c) => c.envelope.id);
+    const claim = await drive(`${label} claim`, (inbox) => inbox.claim(this.s, { max: 128 }));
+    const ids = (claim.value?.claims ?? []).map((c) => c.envelope.id);
     const ack =
-      ids.length > 0 ? await drive(`${label} ack`, "POST", `${this.s}/inbox/ack`, { ids }) : null;
+      ids.length > 0 ? await drive(`${label} ack`, (inbox) => inbox.ack(this.s, { ids })) : null;
     const status = ack !== null && !is2xx(ack.status) ? ack.status : claim.status;
     return { status, bytes: claim.bytes, ms: claim.ms + (ack?.ms ?? 0), claimed: ids.length };
   }
 
   /** Reserves and completes `count` jobs, acks what they put in the inbox, then tops up messages. */
   async chunk(count: number): Promise<void> {
-    const callbacks: Array<{ url: string; token: string; job: number }> = [];
+    const callbacks: Array<{ callback: Callback; job: number }> = [];
     const jobs = Array.from({ length: count }, (_, k) => this.done + k);
     await pool(jobs, MESSAGE_CONCURRENCY, async (job) => {
       const body = { handle: `job-${job}`, command: `make step-${job}` };
-      const reserved = await drive("reserve", "POST", `${this.s}/exec-jobs`, body);
-      if (is2xx(reserved.status)) callbacks.push({ ...reserved.json().callback, job });
+      const reserved = await drive("reserve", (inbox) => inbox.reserveJob(this.s, body));
+      if (reserved.value !== undefined) callbacks.push({ callback: reserved.value.callback, job });
     });
-    await pool(callbacks, CONCURRENCY, async ({ url, token, job }) => {
-      const body = { status: "completed", exit_code: 0, output: outputFor(job) };
-      const answer = await drive("complete", "POST", url, body, token);
-      if (is2xx(answer.status)) this.latencies.push(answer.ms);
+    await pool(callbacks, CONCURRENCY, async ({ callback, job }) => {
+      const body = { status: "completed", exit_code: 0, output: outputFor(job) } as const;
+      const answer = await drive("complete", (_, fetch) =>
+        postCompletion(callback, body, { fetch }),
+      );
+      if (answer.value !== undefined) this.latencies.push(answer.ms);
     });
     this.done += count;
     for (let round = 0; round < 20; round += 1) {
@@ -185,7 +199,7 @@ class Session {
     const indexes = Array.from({ length: messagesAt(this.done) - this.posted }, (_, k) => k);
     await pool(indexes, MESSAGE_CONCURRENCY, async (k) => {
       const content = `message ${this.posted + k}: ${FILLER}`.slice(0, 200);
-      await drive("message", "POST", `${this.s}/messages`, { role: "user", content });
+      await drive("message", (inbox) => inbox.appendMessage(this.s, { role: "user", content }));
     });
     this.posted = messagesAt(this.done);
   }
@@ -241,17 +255,27 @@ async function checkpoint(
     put(`inbox claim of ≤ ${CLAIM_EVERY} + ack (during segment)`, column, claimed);
     session.claims = [];
   }
-  const get = (label: string, path: string) => () => call(label, "GET", path);
-  await probe("GET session view", column, get("session view", s));
-  await probe("GET exec-jobs?limit=100", column, get("job list", `${s}/exec-jobs?limit=100`));
-  const done100 = `${s}/exec-jobs?status=done&limit=100`;
-  await probe("GET exec-jobs?status=done&limit=100", column, get("job list done", done100));
-  await probe("GET messages?limit=100", column, get("messages", `${s}/messages?limit=100`));
-  const middle = `${s}/messages?after=${Math.floor(posted / 2)}&limit=100`;
-  await probe("GET messages?after=(middle)&limit=100", column, get("messages middle", middle));
+  const get =
+    <T>(label: string, send: (inbox: ExecInboxClient) => Promise<T>) =>
+    () =>
+      call(label, send);
+  await probe(
+    "GET session view",
+    column,
+    get("session view", (c) => c.getSession(s)),
+  );
+  const jobs = get("job list", (c) => c.listJobs(s, { limit: 100 }));
+  await probe("GET exec-jobs?limit=100", column, jobs);
+  const done100 = get("job list done", (c) => c.listJobs(s, { status: "done", limit: 100 }));
+  await probe("GET exec-jobs?status=done&limit=100", column, done100);
+  const messages = get("messages", (c) => c.listMessages(s, { limit: 100 }));
+  await probe("GET messages?limit=100", column, messages);
+  const after = Math.floor(posted / 2);
+  const middle = get("messages middle", (c) => c.listMessages(s, { after, limit: 100 }));
+  await probe("GET messages?after=(middle)&limit=100", column, middle);
   await probe("inbox claim {max:128} + ack (drained)", column, () => session.claimAndAck("probe"));
-  const pull = `${s}/exec-jobs/job-${Math.floor(done / 2)}`;
-  if (done > 0) await probe("GET exec-jobs/{handle} (one pull)", column, get("pull", pull), true);
+  const pull = get("pull", (c) => c.getJob(s, `job-${Math.floor(done / 2)}`));
+  if (done > 0) await probe("GET exec-jobs/{handle} (one pull)", column, pull, true);
 }
 
 async function main(): Promise<void> {
@@ -273,9 +297,9 @@ async function main(): Promise<void> {
     // Warm-up in a throwaway session, deleted again: the baselines (memory, the empty session's
     // completion latency) then measure a warmed service, not JIT and cold-start costs.
     const warmup = `stress-warmup-${Date.now().toString(36)}`;
-    await call("create warm-up session", "POST", "/v1/sessions", { id: warmup });
-    await new Session(`/v1/sessions/${warmup}`).chunk(16);
-    await call("delete warm-up session", "DELETE", `/v1/sessions/${warmup}`);
+    await call("create warm-up session", (c) => c.createSession({ id: warmup }));
+    await new Session(warmup).chunk(16);
+    await call("delete warm-up session", (c) => c.deleteSession(warmup));
     await sleep(2000);
     // The snapshot behind a heap reading allocates in workerd: read the heap first, then let it settle.
     const heap = {
@@ -286,9 +310,9 @@ async function main(): Promise<void> {
     const baseline = rss();
     console.log(`empty service RSS: serving ${baseline.runtime} MiB, proxy ${baseline.proxy} MiB`);
     const sid = `stress-${Date.now().toString(36)}`;
-    if (!is2xx((await call("create session", "POST", "/v1/sessions", { id: sid })).status))
+    if ((await call("create session", (c) => c.createSession({ id: sid }))).value === undefined)
       throw new Error("could not create the session");
-    const session = new Session(`/v1/sessions/${sid}`);
+    const session = new Session(sid);
     for (const [column, target] of CHECKPOINTS.entries()) {
       while (session.done < target)
         await session.chunk(Math.min(CLAIM_EVERY, target - session.done));
@@ -351,15 +375,14 @@ async function control(): Promise<void> {
   base = dev.base;
   const rss = () => workerdRssMiB(dev.pid(), new URL(base).port);
   const body = { id: "control", metadata: { output: "x".repeat(OUTPUT_BYTES) } };
+  const inbox = new ExecInboxClient({ baseUrl: base, token: AGENT_TOKEN });
   const send = async (n: number) => {
     for (let i = 0; i < n; i += 1) {
-      const answer = await fetch(`${base}/v1/sessions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${AGENT_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      await answer.arrayBuffer();
-      if (answer.status !== 413) record("control", "POST /v1/sessions", answer.status, "");
+      const status = await inbox.createSession(body).then(
+        () => 201,
+        (error: unknown) => (error instanceof ExecInboxError ? error.problem.status : 0),
+      );
+      if (status !== 413) record("control", "POST /v1/sessions", status, "");
     }
   };
   try {

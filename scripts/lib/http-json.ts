@@ -1,8 +1,12 @@
-// The one raw HTTP helper of tests and scripts: any method, path and body (malformed ones
-// included), with a bearer token, answered as status, headers and parsed JSON (or text). Which
-// fetch carries it is the caller's: the network, or the Worker itself inside the workers pool.
+// The one raw HTTP helper of tests and scripts, beside the typed client (src/client): any method,
+// path and body (malformed ones included), with a bearer token, answered as status, headers and
+// parsed JSON (or text). Tests use it (test/support/api.ts `call`) where they assert an answer's
+// status, headers or problem body, or send what the client would never send. Which fetch carries it
+// is the caller's: the network, or the Worker itself inside the workers pool.
 
-export type Fetcher = (request: Request) => Promise<Response>;
+import type { Fetcher } from "../../src/client";
+
+export type { Fetcher };
 
 // biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
 export interface Answer<T = any> {

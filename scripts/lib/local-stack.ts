@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener } from "@hono/node-server";
+import { ExecInboxClient } from "../../src/client";
 import { createAgentHost, type Delivery } from "./agent-host.mjs";
 import { sendJson } from "./http-json";
 
@@ -175,7 +176,7 @@ export async function viewWhen(
 ): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const view = (await api(base, "GET", `/v1/sessions/${sid}`)).body;
+    const view = await agentClient(base).getSession(sid);
     if (accept(view)) return view;
     if (Date.now() > deadline) throw new Error(`view never matched: ${JSON.stringify(view)}`);
     await sleep(50);
@@ -211,7 +212,15 @@ export async function startAgentHost(statusFor: (n: number) => number = () => 20
   };
 }
 
-/** A request to a running exec-inbox at `base`; the token defaults to the local agent's. */
+/** The typed client of a running exec-inbox at `base`, as the local agent (or `token`). */
+export const agentClient = (base: string, token: string = AGENT_TOKEN): ExecInboxClient =>
+  new ExecInboxClient({ baseUrl: base, token });
+
+/**
+ * A raw request to a running exec-inbox at `base`; the token defaults to the local agent's. Kept for
+ * test/e2e/agent-stack.ts's operator event reads until it moves to ExecInboxOperatorClient; every
+ * other caller uses `agentClient` or the operator client.
+ */
 export const api = (
   base: string,
   method: string,
@@ -227,19 +236,12 @@ export async function suspendedSession(
   resumeUrl: string,
   handle = "build",
 ): Promise<{ url: string; token: string }> {
-  const created = await api(base, "POST", "/v1/sessions", { id: sid, resume_url: resumeUrl });
-  if (created.status !== 201) throw new Error(`create ${sid}: ${JSON.stringify(created.body)}`);
-  const job = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-    handle,
-    command: `npm run ${handle}`,
-  });
-  const run = await api(base, "POST", `/v1/sessions/${sid}/runs`, {});
-  const suspended = await api(base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-    waiting_for: [handle],
-  });
-  if (suspended.status !== 200)
-    throw new Error(`suspend ${sid}: ${JSON.stringify(suspended.body)}`);
-  return job.body.callback;
+  const inbox = agentClient(base);
+  await inbox.createSession({ id: sid, resume_url: resumeUrl });
+  const job = await inbox.reserveJob(sid, { handle, command: `npm run ${handle}` });
+  const run = await inbox.registerRun(sid);
+  await inbox.suspend(sid, run.run_id, { waiting_for: [handle] });
+  return job.callback;
 }
 
 export async function waitFor<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {

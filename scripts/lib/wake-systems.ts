@@ -2,8 +2,9 @@
 // see it resume. exec-inbox (a completion → its signed webhook at the host), Restate (an awakeable
 // resolved over ingress → the handler resumed), Workflows (sendEvent → the waiting step resumed).
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Callback, postCompletion } from "../../src/client";
 import type { ArrivalsHost } from "./arrivals-host";
-import { api } from "./local-stack";
+import { agentClient } from "./local-stack";
 import type { RestatePeer } from "./restate-peer";
 import type { WorkflowsPeer } from "./workflows-peer";
 
@@ -53,8 +54,9 @@ export function execInboxSystem(
   base: string,
   host: ArrivalsHost,
   pids: () => readonly number[],
-): WakeSystem & { tokens: Map<string, string> } {
-  const tokens = new Map<string, string>();
+): WakeSystem & { callbacks: Map<string, Callback> } {
+  const callbacks = new Map<string, Callback>();
+  const inbox = agentClient(base);
   const run = Date.now().toString(36);
   const get = async (path: string) => {
     const response = await drained(await fetch(`${base}${path}`));
@@ -62,39 +64,25 @@ export function execInboxSystem(
   };
   return {
     name,
-    tokens,
+    callbacks,
     pids,
     noop: () => get("/healthz"),
     noopObject: () => get("/healthz/object"),
     async prepare(label, count) {
       const keys = Array.from({ length: count }, (_, i) => `b-${run}-${label}-${i}`);
       await pool(keys, 8, async (sid) => {
-        await api(base, "POST", "/v1/sessions", { id: sid, resume_url: host.url });
-        const reserved = await api(base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-          handle: "j0",
-          command: "make test",
-        });
-        tokens.set(sid, reserved.body.callback.token);
-        const runId = (await api(base, "POST", `/v1/sessions/${sid}/runs`, {})).body.run_id;
-        const suspended = await api(base, "POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
-          waiting_for: ["j0"],
-        });
-        if (suspended.status !== 200) throw new Error(`suspend: ${suspended.status}`);
+        await inbox.createSession({ id: sid, resume_url: host.url });
+        const reserved = await inbox.reserveJob(sid, { handle: "j0", command: "make test" });
+        callbacks.set(sid, reserved.callback);
+        const { run_id: runId } = await inbox.registerRun(sid);
+        await inbox.suspend(sid, runId, { waiting_for: ["j0"] });
       });
       return keys;
     },
     async wake(sid) {
-      const response = await drained(
-        await fetch(`${base}/v1/sessions/${sid}/exec-jobs/j0/completion`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${tokens.get(sid)}`,
-            "content-type": "application/json",
-          },
-          body: JSON.stringify({ status: "completed", exit_code: 0, output: "ok\n" }),
-        }),
-      );
-      if (response.status !== 202) throw new Error(`completion: ${response.status}`);
+      const callback = callbacks.get(sid);
+      if (callback === undefined) throw new Error(`no callback for ${sid}`);
+      await postCompletion(callback, { status: "completed", exit_code: 0, output: "ok\n" });
     },
     async resumedAt(sid) {
       const arrival = await host.first(sid);

@@ -3,22 +3,24 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import { Webhook } from "standardwebhooks";
 import type { z } from "zod";
-import type { ErrorCode } from "../domain/errors";
 import type * as inboxRoutes from "../http/routes/inbox";
 import type * as jobRoutes from "../http/routes/jobs";
 import type * as runRoutes from "../http/routes/runs";
 import type * as sessionRoutes from "../http/routes/sessions";
 import { resumePayloadSchema } from "../http/schemas/resume";
 import type { SuccessBody } from "../http/serve";
+import { Endpoint, type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
+
+export { ExecInboxError, type Fetcher, type Problem } from "./transport";
 
 /** The JSON body a route takes, as a caller writes it (defaults may be left out). */
-type RequestBody<R extends RouteConfig> = R["request"] extends {
+export type RequestBody<R extends RouteConfig> = R["request"] extends {
   body: { content: { "application/json": { schema: infer S extends z.ZodType } } };
 }
   ? z.input<S>
   : never;
 /** The query a route takes, as a caller writes it. */
-type Query<R extends RouteConfig> = R["request"] extends { query: infer S extends z.ZodType }
+export type Query<R extends RouteConfig> = R["request"] extends { query: infer S extends z.ZodType }
   ? Partial<z.output<S>>
   : never;
 
@@ -36,79 +38,7 @@ export type ResumePayload = z.output<typeof resumePayloadSchema>;
 export type CompletionInput = RequestBody<typeof jobRoutes.postCompletion>;
 export type Callback = SuccessBody<typeof jobRoutes.reserveJob, 201>["callback"];
 
-/** `?a=1&b=2` from the defined entries of a query, or "" when there are none. */
-function queryString(query: Record<string, string | number | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined) params.set(key, String(value));
-  }
-  const text = params.toString();
-  return text === "" ? "" : `?${text}`;
-}
-
-export interface Problem {
-  readonly type: string;
-  readonly title: string;
-  readonly status: number;
-  readonly detail: string;
-  readonly code: ErrorCode;
-  /** Each validation issue, on a 422. */
-  readonly errors?: readonly { readonly path: string; readonly message: string }[];
-}
-
-export class ExecInboxError extends Error {
-  constructor(readonly problem: Problem) {
-    super(`${problem.status} ${problem.code}: ${problem.detail}`);
-    this.name = "ExecInboxError";
-  }
-}
-
-/** A proxy or gateway in front of exec-inbox may answer an error without a problem document. */
-function problemOf(status: number, text: string): Problem {
-  try {
-    const parsed = JSON.parse(text) as Partial<Problem> | null;
-    if (parsed?.status === status && typeof parsed.code === "string") return parsed as Problem;
-  } catch {
-    // not JSON: described below
-  }
-  return {
-    type: "about:blank",
-    title: `HTTP ${status}`,
-    status,
-    detail: text.slice(0, 500),
-    code: "unknown" as ErrorCode,
-  } as Problem;
-}
-
-async function request<T>(url: string, token: string, method: string, body?: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new ExecInboxError(problemOf(response.status, text));
-  return (text === "" ? null : JSON.parse(text)) as T;
-}
-
-const segment = encodeURIComponent;
-
-export class ExecInboxClient {
-  private readonly base: string;
-  private readonly token: string;
-
-  constructor(options: { baseUrl: string; token: string }) {
-    this.base = options.baseUrl.replace(/\/+$/, "");
-    this.token = options.token;
-  }
-
-  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return request<T>(`${this.base}${path}`, this.token, method, body);
-  }
-
+export class ExecInboxClient extends Endpoint {
   private run(sessionId: string, runId: string): string {
     return `/v1/sessions/${segment(sessionId)}/runs/${segment(runId)}`;
   }
@@ -220,8 +150,10 @@ export class ExecInboxClient {
 export function postCompletion(
   callback: Callback,
   input: CompletionInput,
+  options: { fetch?: Fetcher } = {},
 ): Promise<CompletionReply> {
-  return request<CompletionReply>(callback.url, callback.token, "POST", input);
+  const fetcher = options.fetch ?? globalFetcher;
+  return request<CompletionReply>(fetcher, callback.url, callback.token, "POST", input);
 }
 
 // The document's schema is closed; a client drops top-level fields a newer server may add.

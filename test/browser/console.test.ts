@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  api,
+  agentClient,
   freePort,
   startAgentHost,
   startWranglerDev,
@@ -197,7 +197,9 @@ describe("the operator console in a real browser", () => {
     await expect
       .poll(() => text(page.getByRole("status")), SEEN_WITHIN)
       .toBe("The session was deleted.");
-    expect((await api(dev.base, "GET", `/v1/sessions/${sid}`)).status).toBe(404);
+    await expect(agentClient(dev.base).getSession(sid)).rejects.toMatchObject({
+      problem: { status: 404, code: "not_found" },
+    });
     await expect
       .poll(() => page.locator(`tr[data-session="default/${sid}"]`).count(), SEEN_WITHIN)
       .toBe(0);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import {
-  api,
+  agentClient,
   freePort,
   startAgentHost,
   startWranglerDev,
@@ -47,13 +47,11 @@ async function agentHost(statusFor: (n: number) => number) {
 }
 
 /** A job `h` of a new session, completed with its callback. */
-async function completedJob(dev: WranglerDev, sid: string, session: Record<string, unknown> = {}) {
-  await api(dev.base, "POST", "/v1/sessions", { id: sid, ...session });
-  const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-    handle: "h",
-    command: "sleep 5",
-  });
-  const completion = await postCompletion(reserved.body.callback, {
+async function completedJob(dev: WranglerDev, sid: string, session: { resume_url?: string } = {}) {
+  const inbox = agentClient(dev.base);
+  await inbox.createSession({ id: sid, ...session });
+  const reserved = await inbox.reserveJob(sid, { handle: "h", command: "sleep 5" });
+  const completion = await postCompletion(reserved.callback, {
     status: "completed",
     exit_code: 0,
     output: "ok",
@@ -89,11 +87,10 @@ describe("an allowlist change between two delivery attempts", () => {
     // The result itself is kept: the inbox still holds it for the next wake or a claim.
     expect(stopped.inbox.pending).toBe(1);
     // And the same URL can no longer be chosen by a new session.
-    const refused = await api(dev.base, "POST", "/v1/sessions", {
-      id: `${sid}-new`,
-      resume_url: host.url,
+    const refused = agentClient(dev.base).createSession({ id: `${sid}-new`, resume_url: host.url });
+    await expect(refused).rejects.toMatchObject({
+      problem: { status: 422, code: "invalid_request" },
     });
-    expect([refused.status, refused.body.code]).toEqual([422, "invalid_request"]);
   });
 });
 
@@ -120,7 +117,7 @@ describe("settings the Worker refuses to serve", () => {
     const [first, second] = host.received.map((hit) => JSON.parse(hit.body));
     expect(second).toMatchObject({ tenant: "default", session_id: sid });
     expect(second.resume_id).toBe(first.resume_id);
-    const view = await api(dev.base, "GET", `/v1/sessions/${sid}`);
-    expect(view.body.resume).toMatchObject({ state: "delivered", attempts: 2 });
+    const view = await agentClient(dev.base).getSession(sid);
+    expect(view.resume).toMatchObject({ state: "delivered", attempts: 2 });
   });
 });

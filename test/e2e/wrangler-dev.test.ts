@@ -2,13 +2,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  api,
+  AGENT_TOKEN,
   devVar,
   type Received,
   startAgentHost,
   suspendedSession,
   waitFor,
 } from "../../scripts/lib/local-stack";
+import { ExecInboxClient, type Fetcher, postCompletion } from "../../src/client";
 import { useWranglerDev } from "../support/local-dev";
 
 describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", () => {
@@ -23,49 +24,43 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
     await host?.close();
   });
 
+  /** The status of the last answer, which the contract fixes for each step (201, 202, 200). */
+  let lastStatus = 0;
+  const recording: Fetcher = async (request) => {
+    const response = await fetch(request);
+    lastStatus = response.status;
+    return response;
+  };
+  const inbox = () =>
+    new ExecInboxClient({ baseUrl: local.dev.base, token: AGENT_TOKEN, fetch: recording });
+
   it("create, reserve, suspend, complete, receive the signed resume, claim, pull — and survive a restart", async () => {
     const sid = `e2e-${Date.now()}`;
-    const created = await api(local.dev.base, "POST", "/v1/sessions", {
-      id: sid,
-      resume_url: host.url,
-    });
-    expect(created.status).toBe(201);
+    await inbox().createSession({ id: sid, resume_url: host.url });
+    expect(lastStatus).toBe(201);
 
-    const reserved = await api(local.dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
+    const reserved = await inbox().reserveJob(sid, {
       handle: "bg-1",
       command: "sleep 2; printf inbox-result; exit 7",
     });
-    expect(reserved.status).toBe(201);
-    const { url: callbackUrl, token } = reserved.body.callback;
+    expect(lastStatus).toBe(201);
+    const { url: callbackUrl, token } = reserved.callback;
     expect(callbackUrl).toBe(`${local.dev.base}/v1/sessions/${sid}/exec-jobs/bg-1/completion`);
 
-    const run = await api(local.dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    const suspended = await api(
-      local.dev.base,
-      "POST",
-      `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`,
-      {
-        waiting_for: ["bg-1"],
-      },
-    );
-    expect(suspended.body.status).toBe("suspended");
-    expect(suspended.body.metadata.runtime.background_exec_id).toBe("bg-1");
+    const run = await inbox().registerRun(sid);
+    const suspended = await inbox().suspend(sid, run.run_id, { waiting_for: ["bg-1"] });
+    expect(suspended.status).toBe("suspended");
+    expect(suspended.metadata).toMatchObject({ runtime: { background_exec_id: "bg-1" } });
 
     const completion = {
       status: "completed",
       exit_code: 7,
       output: "inbox-result",
       ended_by: "process",
-    };
-    const accepted = await api(
-      local.dev.base,
-      "POST",
-      new URL(callbackUrl).pathname,
-      completion,
-      token,
-    );
-    expect(accepted.status).toBe(202);
-    expect(accepted.body).toEqual({
+    } as const;
+    const accepted = await postCompletion(reserved.callback, completion, { fetch: recording });
+    expect(lastStatus).toBe(202);
+    expect(accepted).toEqual({
       outcome: "accepted",
       generation: 1,
       disposition: "resume_scheduled",
@@ -86,47 +81,35 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
     });
     expect(headers["webhook-id"]).toBe(payload.resume_id);
 
-    const resumed = await api(local.dev.base, "POST", `/v1/sessions/${sid}/runs`, {
-      resume_id: payload.resume_id,
-    });
-    expect(resumed.status).toBe(201);
-    const claimed = await api(local.dev.base, "POST", `/v1/sessions/${sid}/inbox/claim`, {});
-    expect(claimed.body.claims).toHaveLength(1);
-    const message = claimed.body.claims[0].provider_message;
+    await inbox().registerRun(sid, { resume_id: payload.resume_id });
+    expect(lastStatus).toBe(201);
+    const claimed = await inbox().claim(sid);
+    expect(claimed.claims).toHaveLength(1);
+    const [claim] = claimed.claims as any[];
+    const message = claim.provider_message;
     expect(message.metadata.hidden_from_ui).toBe(true);
     expect(message.content).toContain('write_stdin with session_id="bg-1"');
-    expect(JSON.parse(claimed.body.claims[0].envelope.body.data.result)).toMatchObject({
+    expect(JSON.parse(claim.envelope.body.data.result)).toMatchObject({
       exit_code: 7,
       output: "inbox-result",
     });
-    const pulled = await api(local.dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/bg-1`);
-    expect(pulled.body).toMatchObject({
+    const pulled = await inbox().getJob(sid, "bg-1");
+    expect(pulled).toMatchObject({
       status: "completed",
       exit_code: 7,
       output: "inbox-result",
     });
-    const acked = await api(local.dev.base, "POST", `/v1/sessions/${sid}/inbox/ack`, {
-      ids: [claimed.body.claims[0].envelope.id],
-    });
-    expect(acked.body.acked).toHaveLength(1);
+    const acked = await inbox().ack(sid, { ids: [claim.envelope.id] });
+    expect(acked.acked).toHaveLength(1);
 
     // Restart the process on the same state directory: everything is still there, nothing is resent.
-    const before = await api(local.dev.base, "GET", `/v1/sessions/${sid}`);
+    const before = await inbox().getSession(sid);
     await local.restart();
-    const after = await api(local.dev.base, "GET", `/v1/sessions/${sid}`);
-    expect(after.body).toEqual(before.body);
-    expect((await api(local.dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/bg-1`)).body).toEqual(
-      pulled.body,
-    );
-    const duplicate = await api(
-      local.dev.base,
-      "POST",
-      new URL(callbackUrl).pathname,
-      completion,
-      token,
-    );
-    expect(duplicate.status).toBe(200);
-    expect(duplicate.body.outcome).toBe("duplicate");
+    expect(await inbox().getSession(sid)).toEqual(before);
+    expect(await inbox().getJob(sid, "bg-1")).toEqual(pulled);
+    const duplicate = await postCompletion(reserved.callback, completion, { fetch: recording });
+    expect(lastStatus).toBe(200);
+    expect(duplicate.outcome).toBe("duplicate");
     await sleep(1000);
     expect(host.received).toHaveLength(1);
 
@@ -148,15 +131,12 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
     const callback = await suspendedSession(local.dev.base, sid, `${host.url}?sid=${sid}`, "h");
     // The wait was armed by the process that is stopped; the new process must honour it.
     await local.restart();
-    const path = `/v1/sessions/${sid}/exec-jobs/h/completion`;
-    const done = await api(
-      local.dev.base,
-      "POST",
-      path,
+    await postCompletion(
+      callback,
       { status: "failed", exit_code: 1, output: "" },
-      callback.token,
+      { fetch: recording },
     );
-    expect(done.status).toBe(202);
+    expect(lastStatus).toBe(202);
     const mine = () => host.received.filter((entry) => JSON.parse(entry.body).session_id === sid);
     await waitFor(() => (mine().length === 1 ? true : undefined));
     await sleep(1000);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runner } from "../../runner/src/runner";
 import {
-  api,
+  agentClient,
   freePort,
   startWranglerDev,
   type WranglerDev,
@@ -32,21 +32,16 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
 
   /** A session with a run suspended on `handle`, and the callback routed through the proxy. */
   async function suspendedJob(sid: string, handle: string, command: string) {
-    await api(dev.base, "POST", "/v1/sessions", { id: sid });
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle,
-      command,
-    });
-    const run = await api(dev.base, "POST", `/v1/sessions/${sid}/runs`, {});
-    await api(dev.base, "POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
-      waiting_for: [handle],
-    });
-    const url = new URL(reserved.body.callback.url);
-    return { url: `${proxy.base}${url.pathname}`, token: reserved.body.callback.token as string };
+    const inbox = agentClient(dev.base);
+    await inbox.createSession({ id: sid });
+    const reserved = await inbox.reserveJob(sid, { handle, command });
+    const run = await inbox.registerRun(sid);
+    await inbox.suspend(sid, run.run_id, { waiting_for: [handle] });
+    const url = new URL(reserved.callback.url);
+    return { url: `${proxy.base}${url.pathname}`, token: reserved.callback.token };
   }
 
-  const job = (sid: string, handle: string) =>
-    api(dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/${handle}`);
+  const job = (sid: string, handle: string) => agentClient(dev.base).getJob(sid, handle);
 
   it("retries through 503 and a 429 with Retry-After, then stops on the 202", async () => {
     const logs: string[] = [];
@@ -70,7 +65,7 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
     const mine = proxy.attempts.filter((attempt) => attempt.path.includes(sid));
     expect(mine.map((attempt) => attempt.status)).toEqual([503, 429, 202]);
     expect(mine[2]!.at - mine[1]!.at).toBeGreaterThanOrEqual(950);
-    expect((await job(sid, handle)).body).toMatchObject({
+    expect(await job(sid, handle)).toMatchObject({
       status: "completed",
       exit_code: 4,
       output: "retried",
@@ -93,8 +88,8 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
     const handle = started.session_id!;
     const sid = `gone-${Date.now()}`;
     const callback = await suspendedJob(sid, handle, "cmd");
-    await api(dev.base, "DELETE", `/v1/sessions/${sid}`);
-    await api(dev.base, "POST", "/v1/sessions", { id: sid });
+    await agentClient(dev.base).deleteSession(sid);
+    await agentClient(dev.base).createSession({ id: sid });
     runner.arm(handle, callback.url, callback.token);
     await waitFor(() => (logs.some((line) => line.includes("refused")) ? true : undefined));
     await sleep(500);
@@ -102,7 +97,7 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
       /410 lifetime_ended; not retrying/,
     );
     expect(proxy.attempts.filter((attempt) => attempt.path.includes(sid))).toHaveLength(1);
-    expect((await api(dev.base, "GET", `/v1/sessions/${sid}`)).body.inbox.pending).toBe(0);
+    expect((await agentClient(dev.base).getSession(sid)).inbox.pending).toBe(0);
     await runner.close();
   });
 
@@ -129,9 +124,9 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
 
     const second = await startRunnerProcess(stateDir);
     await waitFor(() => (/callback \d+: accepted/.test(second.log()) ? true : undefined));
-    const stored = (await job(sid, handle)).body;
+    const stored = await job(sid, handle);
     expect(stored).toMatchObject({ status: "completed", exit_code: 0, output: "once" });
-    const session = (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
+    const session = await agentClient(dev.base).getSession(sid);
     expect(session.inbox.generation).toBe(1);
     await second.kill();
 
@@ -157,13 +152,13 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
 
     const second = await startRunnerProcess(stateDir);
     await waitFor(() => (/callback \d+: accepted/.test(second.log()) ? true : undefined));
-    expect((await job(sid, handle)).body).toMatchObject({
+    expect(await job(sid, handle)).toMatchObject({
       status: "lost",
       exit_code: null,
       ended_by: "runner_shutdown",
     });
-    const session = (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
-    expect(session.resume.reason).toBe("background_exec_outcome_unknown");
+    const session = await agentClient(dev.base).getSession(sid);
+    expect(session.resume?.reason).toBe("background_exec_outcome_unknown");
     // A new process never reuses the handle of the lost one.
     const next = await runnerCall(second.base, "/v1/exec_command", {
       cmd: "true",
@@ -190,13 +185,13 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
     await runnerCall(runner.base, `/v1/processes/${handle}/callback`, callback);
     expect((await runnerCall(runner.base, `/v1/processes/${handle}/kill`, {})).status).toBe(200);
     await waitFor(() => (/callback \d+: accepted/.test(runner.log()) ? true : undefined));
-    expect((await job(sid, handle)).body).toMatchObject({
+    expect(await job(sid, handle)).toMatchObject({
       status: "killed",
       exit_code: null,
       ended_by: "kill_request",
     });
-    const session = (await api(dev.base, "GET", `/v1/sessions/${sid}`)).body;
-    expect(session.resume.reason).toBe("background_exec_completed");
+    const session = await agentClient(dev.base).getSession(sid);
+    expect(session.resume?.reason).toBe("background_exec_completed");
     await runner.stop();
   });
 });

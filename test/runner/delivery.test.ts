@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  api,
+  agentClient,
   freePort,
   startWranglerDev,
   type WranglerDev,
@@ -41,15 +41,13 @@ describe("which answers of exec-inbox end a completion's retries (real runner pr
       "sleep 0.5; printf START; head -c 100000 /dev/zero | tr '\\0' x; printf END; exit 3",
     );
     const sid = `shrink-${Date.now()}`;
-    await api(dev.base, "POST", "/v1/sessions", { id: sid });
-    const reserved = await api(dev.base, "POST", `/v1/sessions/${sid}/exec-jobs`, {
-      handle,
-      command: "big output",
-    });
-    const { url, token } = reserved.body.callback;
+    const inbox = agentClient(dev.base);
+    await inbox.createSession({ id: sid });
+    const reserved = await inbox.reserveJob(sid, { handle, command: "big output" });
+    const { url, token } = reserved.callback;
     await runnerCall(runner.base, `/v1/processes/${handle}/callback`, { url, token });
     await waitFor(() => (/callback \d+: accepted/.test(runner.log()) ? true : undefined));
-    const job = (await api(dev.base, "GET", `/v1/sessions/${sid}/exec-jobs/${handle}`)).body;
+    const job = await inbox.getJob(sid, handle);
     expect(job).toMatchObject({
       status: "completed",
       exit_code: 3,

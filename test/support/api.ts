@@ -1,15 +1,25 @@
 // Test helpers that drive the Worker over HTTP inside workerd, and read the recording agent host.
+// Setting a session up goes through the typed client; `call` stays for the tests that assert an
+// answer's status, headers or problem body, or send what the client cannot (malformed requests).
 
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 
 import type { Delivery } from "../../scripts/lib/agent-host.mjs";
 import { type SendOptions, sendJson } from "../../scripts/lib/http-json";
+import { ExecInboxClient, type Fetcher } from "../../src/client";
 import { AGENT_TOKEN } from "./secrets";
 
 export { AGENT_TOKEN, SIGNING_SECRET } from "./secrets";
 
 const BASE = "http://exec-inbox.test";
+
+/** The Worker under test's own fetch: requests stay inside workerd. */
+export const workerFetch: Fetcher = (request) => exports.default.fetch(request);
+
+/** The typed client against the Worker under test, as the test agent (or `token`). */
+export const client = (token: string = AGENT_TOKEN): ExecInboxClient =>
+  new ExecInboxClient({ baseUrl: BASE, token, fetch: workerFetch });
 
 let counter = 0;
 /** One fresh id per test, so tests never share a session. */
@@ -22,37 +32,29 @@ export type { Answer } from "../../scripts/lib/http-json";
 
 /** A request to the Worker under test, inside workerd; the token defaults to the test agent's. */
 export const call = <T = any>(method: string, path: string, options: SendOptions = {}) =>
-  sendJson<T>((request) => exports.default.fetch(request), `${BASE}${path}`, method, {
+  sendJson<T>(workerFetch, `${BASE}${path}`, method, {
     ...options,
     token: options.token === undefined ? AGENT_TOKEN : options.token,
   });
 
 export const hookUrl = (key: string): string => `http://hooks.test/hooks/${key}`;
 
-export async function createSession(id: string, extra: Record<string, unknown> = {}) {
-  const answer = await call("POST", "/v1/sessions", {
-    body: { id, resume_url: hookUrl(id), ...extra },
-  });
-  if (answer.status !== 201) throw new Error(`create failed: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
+export const createSession = (
+  id: string,
+  extra: Omit<Parameters<ExecInboxClient["createSession"]>[0], "id"> = {},
+) => client().createSession({ id, resume_url: hookUrl(id), ...extra });
 
-export const view = async (sid: string) => (await call("GET", `/v1/sessions/${sid}`)).body;
+// Untyped for the tests, which read nullable parts of the view they just arranged.
+export const view = (sid: string): Promise<any> => client().getSession(sid);
 
-export async function reserve(sid: string, handle: string, command = `run ${handle}`) {
-  const answer = await call("POST", `/v1/sessions/${sid}/exec-jobs`, { body: { handle, command } });
-  if (answer.status !== 201 && answer.status !== 200)
-    throw new Error(`reserve failed: ${JSON.stringify(answer.body)}`);
-  return answer.body as { job: any; callback: { url: string; token: string } };
-}
+export const reserve = (sid: string, handle: string, command = `run ${handle}`) =>
+  client().reserveJob(sid, { handle, command });
 
 export async function registerRun(
   sid: string,
-  body: Record<string, unknown> = {},
+  body: Parameters<ExecInboxClient["registerRun"]>[1] = {},
 ): Promise<string> {
-  const answer = await call("POST", `/v1/sessions/${sid}/runs`, { body });
-  if (answer.status !== 201) throw new Error(`register failed: ${JSON.stringify(answer.body)}`);
-  return answer.body.run_id;
+  return (await client().registerRun(sid, body)).run_id;
 }
 
 export async function suspend(
