@@ -1,7 +1,7 @@
 // `npm run stress [-- --quick | --completions N --messages M --concurrency C]`: drives ONE session
-// under the real wrangler dev to 2,000 completions of 256 KiB and 20,000 messages (contract §8,
-// Scale) and reports at 0 / 25 / 50 / 100 % of the run: workerd memory, completion latency and the
-// latency and size of every read route. Prints FAIL for what §8 forbids; exits 1 on any FAIL.
+// under the real wrangler dev to 2,000 completions of 256 KiB and 20,000 messages (the scale
+// docs/api.md promises) and reports at 0 / 25 / 50 / 100 % of the run: workerd memory, completion latency and the
+// latency and size of every read route. Prints FAIL for what those limits forbid; exits 1 on any FAIL.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
