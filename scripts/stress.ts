@@ -1,6 +1,6 @@
 // `npm run stress [-- --quick | --completions N --messages M --concurrency C]`: drives ONE session
-// under the real wrangler dev to 2,000 completions of 256 KiB and 20,000 messages (the scale
-// docs/api.md promises) and reports at 0 / 25 / 50 / 100 % of the run: workerd memory, completion latency and the
+// under the real wrangler dev to 2,000 completions of 256 KiB and 20,000 messages (a long
+// session's scale) and reports at 0 / 25 / 50 / 100 % of the run: workerd memory, completion latency and the
 // latency and size of every read route. Prints FAIL for what those limits forbid; exits 1 on any FAIL.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
