@@ -4,9 +4,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { serve } from "@hono/node-server";
-import { Runner } from "../runner/src/runner";
-import { runnerApp } from "../runner/src/server";
 import {
   type ExampleHost,
   type SessionRecord,
@@ -15,21 +12,19 @@ import {
 } from "../src/agent";
 import { ExecInboxClient } from "../src/client";
 import {
+  DEMO_COMMAND,
+  DEMO_RUNNER_TOKEN,
+  type DemoRunner,
+  startDemoRunner,
+  step,
+} from "./lib/demo-stack";
+import {
   AGENT_TOKEN,
   devVar,
   freePort,
   startWranglerDev,
   type WranglerDev,
 } from "./lib/local-stack";
-
-const COMMAND = "sleep 2; printf inbox-result; exit 7";
-const RUNNER_TOKEN = "demo-runner-token";
-const started = Date.now();
-
-function step(name: string, detail = ""): void {
-  const elapsed = String(Date.now() - started).padStart(6);
-  console.log(`[+${elapsed} ms] ${name}${detail === "" ? "" : ` — ${detail}`}`);
-}
 
 function lastAssistantText(record: SessionRecord | undefined): string {
   const message = record?.messages.filter((m) => m.role === "assistant").at(-1);
@@ -42,30 +37,19 @@ function lastAssistantText(record: SessionRecord | undefined): string {
 export async function agentDemo(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-agent-demo-"));
   let dev: WranglerDev | undefined;
-  let runner: Runner | undefined;
-  let runnerServer: ReturnType<typeof serve> | undefined;
+  let runner: DemoRunner | undefined;
   let host: ExampleHost | undefined;
   try {
     dev = await startWranglerDev(join(stateDir, "exec-inbox"), await freePort());
     step("exec-inbox up (wrangler dev, local state)", dev.base);
-    runner = new Runner({
-      stateDir: join(stateDir, "runner"),
-      log: (line) => step("runner", line),
-    });
-    const runnerPort = await freePort();
-    runnerServer = serve({
-      fetch: runnerApp(runner, [RUNNER_TOKEN]).fetch,
-      port: runnerPort,
-      hostname: "127.0.0.1",
-    });
-    step("runner up", `http://127.0.0.1:${runnerPort}`);
+    runner = startDemoRunner(stateDir, await freePort());
     const model = scriptedModel();
     host = await startExampleHost({
       execInboxUrl: dev.base,
       agentToken: AGENT_TOKEN,
       resumeSigningSecret: devVar("RESUME_SIGNING_SECRET"),
-      runnerUrl: `http://127.0.0.1:${runnerPort}`,
-      runnerToken: RUNNER_TOKEN,
+      runnerUrl: runner.base,
+      runnerToken: DEMO_RUNNER_TOKEN,
       stateDir: join(stateDir, "agent"),
       port: await freePort(),
       model: () => model,
@@ -78,7 +62,7 @@ export async function agentDemo(): Promise<void> {
     const sessionId = `agent-demo-${Date.now()}`;
     await kit.createSession(sessionId);
     step("session created", sessionId);
-    const answer = await kit.sendUserMessage(sessionId, `run: ${COMMAND}`);
+    const answer = await kit.sendUserMessage(sessionId, `run: ${DEMO_COMMAND}`);
     step("the model called exec_command; its turn ended", answer);
     const suspended = await inbox.getSession(sessionId);
     step(
@@ -114,8 +98,7 @@ export async function agentDemo(): Promise<void> {
     step("agent demo passed: one AI SDK agent woken exactly once by a real background process");
   } finally {
     await host?.close();
-    runnerServer?.close();
-    await runner?.close(1000);
+    await runner?.close();
     await dev?.stop();
     rmSync(stateDir, { recursive: true, force: true });
     step("everything shut down");

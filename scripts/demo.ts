@@ -5,24 +5,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
-import { Runner } from "../runner/src/runner";
-import { runnerApp } from "../runner/src/server";
 import { ExecInboxClient, type ResumePayload, verifyResume } from "../src/client";
+import {
+  DEMO_COMMAND,
+  DEMO_RUNNER_TOKEN,
+  type DemoRunner,
+  startDemoRunner,
+  step,
+} from "./lib/demo-stack";
 import { devVar, freePort, startWranglerDev, type WranglerDev } from "./lib/local-stack";
 import { callRunner } from "./lib/runner-client";
 
-const COMMAND = "sleep 2; printf inbox-result; exit 7";
-const RUNNER_TOKEN = "demo-runner-token";
-const started = Date.now();
-
-function step(name: string, detail = ""): void {
-  const elapsed = String(Date.now() - started).padStart(6);
-  console.log(`[+${elapsed} ms] ${name}${detail === "" ? "" : ` — ${detail}`}`);
-}
-
 async function runnerCall<T>(base: string, path: string, body: unknown): Promise<T> {
-  const answer = await callRunner(base, RUNNER_TOKEN, path, body);
+  const answer = await callRunner(base, DEMO_RUNNER_TOKEN, path, body);
   if (answer.status >= 300)
     throw new Error(`runner ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body as T;
@@ -67,8 +62,7 @@ async function startAgentHost(
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-demo-"));
   let dev: WranglerDev | undefined;
-  let runner: Runner | undefined;
-  let runnerServer: ReturnType<typeof serve> | undefined;
+  let runner: DemoRunner | undefined;
   let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
   try {
     dev = await startWranglerDev(join(stateDir, "exec-inbox"), await freePort(), {
@@ -76,18 +70,8 @@ async function main(): Promise<void> {
     });
     step("exec-inbox up (wrangler dev, local state)", dev.base);
 
-    runner = new Runner({
-      stateDir: join(stateDir, "runner"),
-      log: (line) => step("runner", line),
-    });
-    const runnerPort = await freePort();
-    runnerServer = serve({
-      fetch: runnerApp(runner, [RUNNER_TOKEN]).fetch,
-      port: runnerPort,
-      hostname: "127.0.0.1",
-    });
-    const runnerBase = `http://127.0.0.1:${runnerPort}`;
-    step("runner up", runnerBase);
+    runner = startDemoRunner(stateDir, await freePort());
+    const runnerBase = runner.base;
 
     host = await startAgentHost(devVar("RESUME_SIGNING_SECRET"));
     step("agent host up", host.url);
@@ -106,7 +90,7 @@ async function main(): Promise<void> {
       runnerBase,
       "/v1/exec_command",
       {
-        cmd: COMMAND,
+        cmd: DEMO_COMMAND,
         yield_time_ms: 250,
       },
     );
@@ -114,7 +98,7 @@ async function main(): Promise<void> {
     const handle = exec.session_id;
     step("exec_command yielded: command runs in the background", `session_id=${handle}`);
 
-    const { callback } = await inbox.reserveJob(sessionId, { handle, command: COMMAND });
+    const { callback } = await inbox.reserveJob(sessionId, { handle, command: DEMO_COMMAND });
     step("job reserved", callback.url);
     await runnerCall(runnerBase, `/v1/processes/${handle}/callback`, callback);
     step("runner callback armed");
@@ -176,8 +160,7 @@ async function main(): Promise<void> {
     if (final.status !== "idle") throw new Error(`expected idle, got ${final.status}`);
     step("demo passed: woken exactly once by a real background process");
   } finally {
-    runnerServer?.close();
-    await runner?.close(1000);
+    await runner?.close();
     host?.server.close();
     await dev?.stop();
     rmSync(stateDir, { recursive: true, force: true });
