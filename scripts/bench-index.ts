@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { type Callback, postCompletion } from "../src/client";
 import { ExecInboxOperatorClient } from "../src/client/operator";
 import { agentClient, devVar, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { percentile } from "./lib/stats";
 
 /** Handles each session waits on: every completion changes its entry (fewer handles, more inbox). */
 const HANDLES_PER_SESSION = 50;
@@ -25,9 +26,6 @@ interface Phase {
   readonly listed: number;
   readonly latencies: readonly number[];
 }
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 async function phase(mode: "off" | "on", samples: number, hostUrl: string): Promise<Phase> {
   const stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-bench-index-${mode}-`));

@@ -17,6 +17,7 @@ import {
 import { scriptArgs } from "./lib/args";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
 import { AGENT_TOKEN, freePort, startWranglerDev } from "./lib/local-stack";
+import { percentile } from "./lib/stats";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const argv = process.argv.slice(2);
@@ -111,10 +112,6 @@ async function drive<T>(
   return answer;
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 const median = (values: number[]) => percentile(values, 50);
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 function size(bytes: number): string {

@@ -1,6 +1,13 @@
 // Keeps a process's output as a head and a tail with a marker for what was cut between them.
 // Cuts fall on UTF-8 character boundaries; byte totals are exact. How much to keep is the caller's.
 
+const BYTES_PER_TOKEN = 4;
+const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
+
+/** The bytes of output one answer keeps for `max_output_tokens` (Codex's shape: 4 bytes a token). */
+export const outputBudget = (maxOutputTokens: number | undefined): number =>
+  Math.max(256, (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * BYTES_PER_TOKEN);
+
 const MARKER = (dropped: number) => `\n…[${dropped} bytes omitted]…\n`;
 
 const isContinuation = (byte: number | undefined): boolean => ((byte ?? 0) & 0xc0) === 0x80;
@@ -104,4 +111,11 @@ export class OutputBuffer {
       kept.subarray(tailStart).toString("utf8");
     return { text, truncated: true, totalBytes: this.total, droppedBytes: dropped };
   }
+}
+
+/** `text` cut as a pull is cut: head and tail within `maxBytes`, the middle marked. */
+export function capText(text: string, maxBytes: number): RenderedOutput {
+  const buffer = new OutputBuffer(maxBytes, maxBytes);
+  buffer.append(Buffer.from(text, "utf8"));
+  return buffer.render(maxBytes);
 }

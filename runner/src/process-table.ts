@@ -3,7 +3,7 @@
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { childEnvironment } from "./child-env";
-import { OutputBuffer } from "./output-buffer";
+import { OutputBuffer, outputBudget } from "./output-buffer";
 import { endSession, spawnInGroup } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;
@@ -13,14 +13,9 @@ const MAX_YIELD_MS = 30_000;
 /** The final result keeps head + tail within exec-inbox's 256 KiB output limit. */
 const FULL_HEAD_BYTES = 96 * 1024;
 const FULL_TAIL_BYTES = 96 * 1024;
-const BYTES_PER_TOKEN = 4;
-const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
 
 export const clampYield = (ms: number | undefined): number =>
   Math.min(MAX_YIELD_MS, Math.max(MIN_YIELD_MS, ms ?? DEFAULT_YIELD_MS));
-
-const outputLimit = (maxOutputTokens: number | undefined): number =>
-  Math.max(256, (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * BYTES_PER_TOKEN);
 
 export type Exit =
   | { readonly kind: "exited"; readonly exitCode: number }
@@ -175,7 +170,7 @@ export class ProcessTable {
     maxOutputTokens: number | undefined,
   ): ToolAnswer {
     if (process.finalAnswer !== null) return process.finalAnswer;
-    const rendered = process.unread.render(outputLimit(maxOutputTokens));
+    const rendered = process.unread.render(outputBudget(maxOutputTokens));
     process.unread = new OutputBuffer(FULL_HEAD_BYTES, FULL_TAIL_BYTES);
     const base = {
       output: rendered.text,

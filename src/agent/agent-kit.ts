@@ -235,7 +235,7 @@ export class AgentKit {
   }
 
   /**
-   * A human message: a run of its own, which leaves an armed wait armed (contract S2). Rejects when
+   * A human message: a run of its own, which leaves an armed wait armed. Rejects when
    * the run cannot be registered: with `SessionGoneError` (the message is not kept), or with the
    * transient error, the message then kept in the stored run and retried in the background.
    */

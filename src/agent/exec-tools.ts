@@ -2,6 +2,7 @@
 // and to exec-inbox. The caller owns the session's set of running handles (via the two callbacks).
 import { tool } from "ai";
 import { z } from "zod";
+import { capText, outputBudget } from "../../runner/src/output-buffer";
 import { type ExecInboxClient, ExecInboxError } from "../client";
 import { MAX_COMMAND_BYTES } from "../domain/schemas";
 import { retrying } from "./retry";
@@ -43,35 +44,6 @@ const writeStdinInput = z.object({
   max_output_tokens: z.int().min(1).max(1_000_000).optional(),
 });
 
-// The runner's own output budget: `max_output_tokens` × 4 bytes (default 10 000 tokens).
-const BYTES_PER_TOKEN = 4;
-const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
-
-/** A UTF-8 cut that does not split a character: back up over continuation bytes. */
-const charStart = (bytes: Uint8Array, at: number): number => {
-  let i = Math.max(0, Math.min(at, bytes.length));
-  while (i > 0 && i < bytes.length && ((bytes[i] as number) & 0xc0) === 0x80) i--;
-  return i;
-};
-
-/** Head and tail of `output` within the budget, the middle replaced as the runner marks it. */
-export function capOutput(
-  output: string,
-  maxOutputTokens: number | undefined,
-): { text: string; dropped: number } {
-  const limit = Math.max(256, (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * BYTES_PER_TOKEN);
-  const bytes = new TextEncoder().encode(output);
-  if (bytes.length <= limit) return { text: output, dropped: 0 };
-  const headEnd = charStart(bytes, Math.floor(limit / 2));
-  const tailStart = charStart(bytes, bytes.length - (limit - headEnd));
-  const dropped = tailStart - headEnd;
-  const decoder = new TextDecoder();
-  return {
-    text: `${decoder.decode(bytes.subarray(0, headEnd))}\n…[${dropped} bytes omitted]…\n${decoder.decode(bytes.subarray(tailStart))}`,
-    dropped,
-  };
-}
-
 /** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
 async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputTokens?: number) {
   try {
@@ -86,13 +58,13 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     }
     ctx.onEnded(handle);
     // Capped like the runner's answer: a pull must not flood the model's context.
-    const capped = capOutput(job.output ?? "", maxOutputTokens);
+    const capped = capText(job.output ?? "", outputBudget(maxOutputTokens));
     return {
       session_id: handle,
       status: job.status,
       exit_code: job.exit_code,
       output: capped.text,
-      output_truncated: job.output_truncated || capped.dropped > 0,
+      output_truncated: job.output_truncated || capped.truncated,
       ...(job.status === "lost"
         ? { note: "The runner lost this process: its outcome is unknown, not a result." }
         : {}),

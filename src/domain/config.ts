@@ -1,4 +1,4 @@
-// Reads the service configuration (contract section 7) from the Worker's string bindings.
+// Reads the service configuration from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
 import { isAllowlistEntry } from "./resume-url";
 import {
@@ -41,7 +41,7 @@ const DEFAULTS = {
   auditRetentionMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
 
-/** The settings of contract section 7, by binding name. */
+/** Every setting, by binding name (docs/api.md, Configuration). */
 type SettingName =
   | "AGENT_TOKENS"
   | "OPERATOR_TOKENS"
@@ -62,7 +62,7 @@ type SettingName =
 /** The Worker's `Env` fits as it is: any binding may be missing, and a value is read as unknown. */
 type Vars = { readonly [Name in SettingName]?: unknown };
 
-// An empty value means unset (contract section 7), so `--var KEY:` clears a default.
+// An empty value means unset, so `--var KEY:` clears a default.
 function text(vars: Vars, key: SettingName): string | null {
   const value = vars[key];
   return typeof value === "string" && value.trim() !== "" ? value.trim() : null;

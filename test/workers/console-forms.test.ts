@@ -1,8 +1,9 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createSession, uniqueId } from "../support/api";
+import { OPERATOR_TOKEN } from "../support/secrets";
 
-const OPERATOR = "test-operator-token";
+const OPERATOR = OPERATOR_TOKEN;
 const ORIGIN = "http://exec-inbox.test";
 const COOKIE = `exec_inbox_operator=${OPERATOR}`;
 
