@@ -3,18 +3,20 @@
 // sockets), their wakes interleaved (before, after, before, …) so the machine's load falls on both
 // alike: CPU per wake of each build's workerd, and send → resumed / → 202 medians. Make each build
 // with `npx wrangler deploy --dry-run --outdir .bench/NAME` before and after the change.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startArrivalsHost, wallNow } from "./lib/arrivals-host";
 import { serveExecInbox } from "./lib/miniflare-stack";
-import { cpuSeconds, settle } from "./lib/proc";
+import { cpuSeconds, loadAverage, settle } from "./lib/proc";
 import { percentile } from "./lib/stats";
 import { execInboxSystem } from "./lib/wake-systems";
 
 async function main(): Promise<void> {
   const [before = "", after = "", countText = "300"] = process.argv.slice(2);
   const count = Number(countText);
+  if (before === "" || after === "" || !Number.isSafeInteger(count) || count < 1)
+    throw new Error("usage: npm run bench:ab -- BEFORE.js AFTER.js [wakes, a whole number ≥ 1]");
   const extra: Record<string, string> = process.env.INDEX_UPDATES
     ? { INDEX_UPDATES: process.env.INDEX_UPDATES }
     : {};
@@ -58,9 +60,7 @@ async function main(): Promise<void> {
       build.resumed.push(at - t0);
     }
   }
-  console.log(
-    `load average ${readFileSync("/proc/loadavg", "utf8").trim()}; INDEX_UPDATES=${process.env.INDEX_UPDATES ?? "on"}`,
-  );
+  console.log(`load average ${loadAverage()}; INDEX_UPDATES=${process.env.INDEX_UPDATES ?? "on"}`);
   console.log(
     "| build | CPU ms per wake | send → resumed p50 | p90 | send → 202 p50 |\n| --- | --- | --- | --- | --- |",
   );

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { type Callback, postCompletion } from "../src/client";
 import { ExecInboxOperatorClient } from "../src/client/operator";
+import { scriptArgs } from "./lib/args";
 import { agentClient, devVar, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
 import { percentile } from "./lib/stats";
 
@@ -132,7 +133,7 @@ export async function benchIndex(
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  benchIndex(process.argv.includes("--quick")).catch((error: unknown) => {
+  benchIndex(scriptArgs([]).quick).catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
   });

@@ -10,6 +10,7 @@ import { benchIndex } from "./bench-index";
 import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
+import { scriptArgs } from "./lib/args";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { agentClient, freePort, startWranglerDev } from "./lib/local-stack";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
@@ -27,7 +28,7 @@ import {
 } from "./lib/wake-systems";
 import { buildWorkflowsPeer, startWorkflowsPeer } from "./lib/workflows-peer";
 
-const quick = process.argv.includes("--quick");
+const quick = scriptArgs([]).quick;
 export const PLAN = {
   runs: quick ? 1 : 3,
   sequential: quick ? 30 : 200,

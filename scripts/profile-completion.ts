@@ -51,6 +51,8 @@ function summarise(profile: { nodes: ProfileNode[]; samples: number[]; timeDelta
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 300);
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new Error("usage: npm run bench:profile -- [completions, a whole number ≥ 1]");
   const host = await startArrivalsHost();
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-profile-"));
   const inspectorPort = await freePort();
