@@ -2,10 +2,9 @@
 // and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
 // `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts).
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ExecInboxClient, type ResumePayload, verifyResume } from "../src/client";
+import { ExecInboxClient, verifyResume } from "../src/client";
 import {
   DEMO_COMMAND,
   DEMO_RUNNER_TOKEN,
@@ -13,7 +12,14 @@ import {
   startDemoRunner,
   step,
 } from "./lib/demo-stack";
-import { devVar, freePort, startWranglerDev, type WranglerDev } from "./lib/local-stack";
+import {
+  devVar,
+  freePort,
+  startAgentHost,
+  startWranglerDev,
+  type WranglerDev,
+  waitFor,
+} from "./lib/local-stack";
 import { callRunner } from "./lib/runner-client";
 
 async function runnerCall<T>(base: string, path: string, body: unknown): Promise<T> {
@@ -21,42 +27,6 @@ async function runnerCall<T>(base: string, path: string, body: unknown): Promise
   if (answer.status >= 300)
     throw new Error(`runner ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body as T;
-}
-
-/** The agent host: verifies each signed resume and hands it to the waiting script. */
-async function startAgentHost(
-  secret: string,
-): Promise<{ url: string; next: Promise<ResumePayload>; server: Server }> {
-  let deliver: (payload: ResumePayload) => void = () => {};
-  const next = new Promise<ResumePayload>((resolve) => {
-    deliver = resolve;
-  });
-  const server = createServer((incoming, outgoing) => {
-    const chunks: Buffer[] = [];
-    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
-    incoming.on("end", async () => {
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(incoming.headers))
-        if (typeof value === "string") headers.set(key, value);
-      try {
-        const payload = await verifyResume(
-          new Request("http://agent-host/resume", {
-            method: "POST",
-            headers,
-            body: Buffer.concat(chunks),
-          }),
-          secret,
-        );
-        outgoing.writeHead(204).end();
-        deliver(payload);
-      } catch {
-        outgoing.writeHead(401).end();
-      }
-    });
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${port}/resume`, next, server };
 }
 
 async function main(): Promise<void> {
@@ -73,7 +43,7 @@ async function main(): Promise<void> {
     runner = startDemoRunner(stateDir, await freePort());
     const runnerBase = runner.base;
 
-    host = await startAgentHost(devVar("RESUME_SIGNING_SECRET"));
+    host = await startAgentHost();
     step("agent host up", host.url);
 
     const inbox = new ExecInboxClient({
@@ -109,12 +79,12 @@ async function main(): Promise<void> {
       `status=${suspended.status}, waiting_for_bash=${suspended.waiting_for_bash?.handles}`,
     );
 
-    const resume = await Promise.race([
-      host.next,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error("no resume within 30 s")), 30_000),
-      ),
-    ]);
+    const received = host.received;
+    const delivery = await waitFor(() => received[0], 30_000);
+    const resume = await verifyResume(
+      new Request(host.url, { method: "POST", headers: delivery.headers, body: delivery.body }),
+      devVar("RESUME_SIGNING_SECRET"),
+    );
     step(
       "signed resume webhook received and verified",
       `resume_id=${resume.resume_id} reason=${resume.reason}`,
@@ -158,10 +128,12 @@ async function main(): Promise<void> {
     const final = await inbox.getSession(sessionId);
     step("acked and finished", `status=${final.status}, inbox pending=${final.inbox.pending}`);
     if (final.status !== "idle") throw new Error(`expected idle, got ${final.status}`);
+    if (host.received.length !== 1)
+      throw new Error(`expected one resume webhook, got ${host.received.length}`);
     step("demo passed: woken exactly once by a real background process");
   } finally {
     await runner?.close();
-    host?.server.close();
+    await host?.close();
     await dev?.stop();
     rmSync(stateDir, { recursive: true, force: true });
     step("everything shut down");
