@@ -16,6 +16,7 @@ import {
   oldestRetained,
   recordDelivery,
   tick,
+  withDueAttempt,
 } from "./delivery";
 import { completeJob, reserveJob } from "./jobs";
 import { registerRun } from "./session";
@@ -263,5 +264,56 @@ describe("retention", () => {
         at(T0),
       ),
     ).toMatchObject({ code: "job_expired" });
+  });
+});
+
+describe("the first attempt folded into the waking decision", () => {
+  const completion = (state = suspendedOn(["a"]), lifetime = state.lifetime) =>
+    completeJob(
+      state,
+      {
+        lifetime,
+        handle: "a",
+        tokenSeq: null,
+        result: completed(0, "x"),
+        observed: false,
+        resumeId: "rs-1",
+      },
+      at(T0),
+    );
+
+  it("a completion that wakes carries its first attempt: the same state and POST the timers would make", () => {
+    const before = suspendedOn(["a"]);
+    const folded = ok(withDueAttempt(before, completion(before), () => 2, at(T0)));
+    const byTimers = fire(ok(completion(before)).state, T0);
+    expect(folded.state).toEqual(byTimers.state);
+    expect(folded.state.resume).toMatchObject({ attempts: 1, lastAttemptAt: T0 });
+    expect(folded.effects).toHaveLength(1);
+    // The envelope the completion admitted is counted on top of what was pending before it.
+    expect(folded.effects[0]).toMatchObject({ attempt: 1, payload: { inbox: { pending: 3 } } });
+    expect(folded.value).toEqual(ok(completion(before)).value);
+  });
+
+  it("a decision that makes no resume due is left as it is, and nothing is counted", () => {
+    const running = ok(registerRun(suspendedOn(["a"]), { runId: "r1", resumeId: null }, T0));
+    let counted = 0;
+    const decision = completion(running.state);
+    expect(withDueAttempt(running.state, decision, () => (counted += 1), at(T0))).toBe(decision);
+    expect(counted).toBe(0);
+  });
+
+  it("a refusal passes through unchanged", () => {
+    const refused = completion(suspendedOn(["a"]), "an-ended-lifetime");
+    expect(refused.ok).toBe(false);
+    expect(withDueAttempt(null, refused, () => 0, at(T0))).toBe(refused);
+  });
+
+  it("a resume with no target is marked so in the same decision, with no POST", () => {
+    const before = { ...suspendedOn(["a"]), resumeUrl: null };
+    const folded = ok(
+      withDueAttempt(before, completion(before), () => 0, at(T0, { resumeWebhookUrl: null })),
+    );
+    expect(folded.effects).toEqual([]);
+    expect(folded.state.resume?.state).toBe("no_target");
   });
 });

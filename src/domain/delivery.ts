@@ -170,6 +170,26 @@ export function tick(
   return decided(attempted.session, { purgeBefore }, attempted.effects);
 }
 
+/**
+ * Folds the first attempt of a resume that `decision` made due now into the same decision, so one
+ * transaction records the wake and the attempt, and the POST follows that one commit instead of a
+ * second. `pendingBefore` counts the claimable items before the decision (read in SQL by the
+ * shell, and only when a resume is due); what the decision admitted or acked is added to it.
+ */
+export function withDueAttempt<T>(
+  before: Session | null,
+  decision: Decision<T>,
+  pendingBefore: () => number,
+  ctx: Ctx,
+): Decision<T> {
+  if (!decision.ok || decision.state === null) return decision;
+  const resume = decision.state.resume;
+  if (!isDeliverable(resume) || resume.nextAttemptAt > ctx.now) return decision;
+  const admitted = decision.state.unacked - (before?.unacked ?? 0);
+  const attempted = attemptResume(decision.state, pendingBefore() + admitted, ctx);
+  return decided(attempted.session, decision.value, [...decision.effects, ...attempted.effects]);
+}
+
 /** `random` jitters the backoff, which counts from now: the end of the attempt. */
 export function recordDelivery(
   session: Session,

@@ -5,7 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { AuditEvent } from "../domain/audit";
 import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Ctx, Decision, Effect } from "../domain/decision";
-import { nextDueAt } from "../domain/delivery";
+import { nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
 import type { Session } from "../domain/state";
@@ -108,16 +108,23 @@ export abstract class SessionShell extends DurableObject<Env> {
     also?: (sql: SqlStorage) => boolean,
     events: (value: T, state: Session) => readonly AuditEvent[] = () => [],
   ): Result<T> & { effects?: readonly Effect[] } {
-    if (!decision.ok) return decision;
-    const recorded = decision.state === null ? [] : events(decision.value, decision.state);
+    // Outside the timer runner, a resume this decision makes due is attempted in the same commit:
+    // one transaction records the wake and its attempt, and the POST waits for that commit alone.
+    const deliverHere = !this.runningTimers && this.config.misconfigured === null;
+    const now = Date.now();
+    const final = deliverHere
+      ? withDueAttempt(loaded, decision, () => store.countPending(this.sql, now), this.ctxAt(now))
+      : decision;
+    if (!final.ok) return final;
+    const recorded = final.state === null ? [] : events(final.value, final.state);
     const before = this.core;
     let moved = false;
     this.ctx.storage.transactionSync(() => {
-      store.persistSession(this.sql, loaded, decision.state);
+      store.persistSession(this.sql, loaded, final.state);
       moved = also?.(this.sql) ?? false;
       for (const event of recorded) this.audit.append(this.sql, Date.now(), event);
     });
-    this.core = decision.state === null ? null : coreOf(decision.state);
+    this.core = final.state === null ? null : coreOf(final.state);
     if (this.core === null) this.retainedSince = null;
     else if (moved || this.retainedSince === null) {
       this.retainedSince = store.oldestRetained(this.sql);
@@ -125,11 +132,12 @@ export abstract class SessionShell extends DurableObject<Env> {
     this.metered.settle();
     this.indexer.changed();
     if ((this.core?.notifySeq ?? 0) !== (before?.notifySeq ?? 0)) this.waiters.wakeAll();
+    // The alarm, armed for the attempt's deadline, stays the durable fallback: the attempt is
+    // recorded before any POST, so a crash mid-delivery is retried after it.
     this.armAlarmInBackground();
-    // A wake that is due now is attempted at once instead of waiting for the alarm to be scheduled;
-    // the alarm stays armed as the durable fallback (the attempt is recorded before any POST).
-    if (!this.runningTimers && this.dueNow()) this.ctx.waitUntil(this.runDueTimers());
-    return { ok: true, value: decision.value, effects: decision.effects };
+    if (deliverHere && final.effects.length > 0) this.startDeliveries(final.effects);
+    else if (!this.runningTimers && this.dueNow()) this.ctx.waitUntil(this.runDueTimers());
+    return { ok: true, value: final.value, effects: deliverHere ? [] : final.effects };
   }
 
   /** Loads what `decide` reads on top of the core, decides, commits. */
@@ -214,4 +222,7 @@ export abstract class SessionShell extends DurableObject<Env> {
 
   /** Runs every due timer, delivering as it goes (SessionTimers). */
   protected abstract runDueTimers(): Promise<void>;
+
+  /** Performs deliveries a commit already recorded as attempted, as the timer runner (SessionTimers). */
+  protected abstract startDeliveries(effects: readonly Effect[]): void;
 }

@@ -75,6 +75,21 @@ export abstract class SessionTimers extends SessionShell {
     }
   }
 
+  protected override startDeliveries(effects: readonly Effect[]): void {
+    // Called right after the commit that recorded the attempts: the POST starts in the same turn,
+    // so the output gate releases it with that commit.
+    this.runningTimers = true;
+    const run = async () => {
+      try {
+        for (const effect of effects) await this.deliver(effect);
+      } finally {
+        this.runningTimers = false;
+      }
+      await this.runDueTimers();
+    };
+    this.ctx.waitUntil(run());
+  }
+
   protected async deliver(effect: Effect): Promise<void> {
     const started = Date.now();
     const outcome = await postResume(

@@ -107,3 +107,23 @@ describe("a terminal result for a suspended session", () => {
     });
   });
 });
+
+describe("what a waking completion costs", () => {
+  it("writes 9 SQLite rows: the first delivery attempt is in the completion's own commit", async () => {
+    const sid = uniqueId("wake-rows");
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    const stats = async () => (await call("GET", `/v1/sessions/${sid}/stats`)).body;
+    const before = await stats();
+    expect((await complete(sid, "h1", tokens.h1!, result(0, "x"))).status).toBe(202);
+    // Right after the 202 the attempt is already recorded: it committed with the completion.
+    expect((await view(sid)).resume).toMatchObject({ attempts: 1 });
+    await vi.waitFor(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    const after = await stats();
+    // The session row twice (the completion with its attempt, then the delivery's outcome), the
+    // job row and its completion-time index entry, the inbox row and its two index entries, and
+    // two audit slots (the completion, the delivery). No alarm ran.
+    expect(after.rows_written - before.rows_written).toBe(9);
+    expect(after.alarms - before.alarms).toBe(0);
+    expect(await deliveries(sid)).toHaveLength(1);
+  });
+});
