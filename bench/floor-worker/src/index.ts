@@ -1,5 +1,6 @@
 // The floor of a durable wake on this runtime: a route that does nothing, a round trip to an object
-// that does nothing, and one whose answer waits for one committed SQLite row (the output gate).
+// that does nothing, one whose answer waits for one committed SQLite row (the output gate), and one
+// that also moves the object's alarm earlier in the same transaction (a durable timer's fallback).
 import { DurableObject } from "cloudflare:workers";
 
 interface Env {
@@ -7,6 +8,9 @@ interface Env {
 }
 
 export class Floor extends DurableObject<Env> {
+  /** Each `writeAndArm` moves the alarm 1 ms earlier than the last, a day ahead: it never fires. */
+  private alarmAt = Date.now() + 86_400_000;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS hits (n INTEGER PRIMARY KEY, at INTEGER)");
@@ -20,6 +24,17 @@ export class Floor extends DurableObject<Env> {
     this.ctx.storage.sql.exec("INSERT INTO hits (at) VALUES (?)", Date.now());
     return null;
   }
+
+  writeAndArm(): null {
+    this.alarmAt -= 1;
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("INSERT INTO hits (at) VALUES (?)", Date.now());
+      void this.ctx.storage.setAlarm(this.alarmAt);
+    });
+    return null;
+  }
+
+  override async alarm(): Promise<void> {}
 }
 
 export default {
@@ -28,6 +43,7 @@ export default {
     const stub = () => env.FLOOR.get(env.FLOOR.idFromName(searchParams.get("o") ?? "floor"));
     if (pathname === "/object") await stub().noop();
     else if (pathname === "/write") await stub().write();
+    else if (pathname === "/write-arm") await stub().writeAndArm();
     return Response.json({ ok: true });
   },
 } satisfies ExportedHandler<Env>;
