@@ -51,8 +51,12 @@ function summarise(profile: { nodes: ProfileNode[]; samples: number[]; timeDelta
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 300);
+  // A built Worker to profile instead of this checkout's (e.g. an older build, for before → after).
+  const script = process.argv[3];
   if (!Number.isSafeInteger(count) || count < 1)
-    throw new Error("usage: npm run bench:profile -- [completions, a whole number ≥ 1]");
+    throw new Error(
+      "usage: npm run bench:profile -- [completions, a whole number ≥ 1] [built Worker .js]",
+    );
   const host = await startArrivalsHost();
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-profile-"));
   const inspectorPort = await freePort();
@@ -60,7 +64,8 @@ async function main(): Promise<void> {
   const extra: Record<string, string> = process.env.INDEX_UPDATES
     ? { INDEX_UPDATES: process.env.INDEX_UPDATES }
     : {};
-  const served = await serveExecInbox(buildWorker(".", ".bench/exec-inbox"), state, extra, {
+  const built = script ?? buildWorker(".", ".bench/exec-inbox");
+  const served = await serveExecInbox(built, state, extra, {
     inspectorPort,
   });
   try {
