@@ -18,6 +18,7 @@ import {
   tick,
   withDueAttempt,
 } from "./delivery";
+import { ack, claim, claimableChange } from "./inbox";
 import { completeJob, reserveJob } from "./jobs";
 import { registerRun } from "./session";
 import { sessionStatus } from "./state";
@@ -302,6 +303,28 @@ describe("the first attempt folded into the waking decision", () => {
     expect(counted).toBe(0);
   });
 
+  it("a resume that was already due is left to the timers, with nothing counted", () => {
+    // Delivered at T0 and taken by no run: due again after the claim timeout. An ack landing then
+    // must not carry that redelivery (the timers count the inbox after the ack, and run first).
+    const delivered = ok(
+      recordDelivery(
+        fire(woken(), T0).state,
+        { resumeId: "rs-1", delivered: true, error: null, random: 0 },
+        at(T0),
+      ),
+    ).state;
+    const later = T0 + CONFIG.resumeClaimTimeoutMs + 1;
+    const claimed = ok(claim(delivered, { max: 16, leaseMs: 3_600_000 }, T0 + 1)).state;
+    const acked = ack(claimed, Object.keys(claimed.inbox), later);
+    let counted = 0;
+    expect(withDueAttempt(claimed, acked, () => (counted += 1), at(later))).toBe(acked);
+    expect(counted).toBe(0);
+    expect(fire(ok(acked).state, later).effects[0]).toMatchObject({
+      attempt: 2,
+      payload: { inbox: { pending: 0 } },
+    });
+  });
+
   it("a refusal passes through unchanged", () => {
     const refused = completion(suspendedOn(["a"]), "an-ended-lifetime");
     expect(refused.ok).toBe(false);
@@ -315,5 +338,30 @@ describe("the first attempt folded into the waking decision", () => {
     );
     expect(folded.effects).toEqual([]);
     expect(folded.state.resume?.state).toBe("no_target");
+  });
+});
+
+describe("the change of claimable items a decision makes", () => {
+  const withOne = () => {
+    const state = woken();
+    return { state, id: Object.keys(state.inbox)[0] ?? "" };
+  };
+
+  it("an admitted item adds one; a claim takes it away; an ack of a claimed item changes nothing", () => {
+    const { state } = withOne();
+    expect(claimableChange({ ...state, inbox: {} }, state, T0)).toBe(1);
+    const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0)).state;
+    expect(claimableChange(state, claimed, T0)).toBe(-1);
+    const acked = ok(ack(claimed, Object.keys(claimed.inbox), T0 + 1)).state;
+    expect(claimableChange(claimed, acked, T0 + 1)).toBe(0);
+  });
+
+  it("an ack of an item whose lease ran out takes one away: it counted as claimable", () => {
+    const { state } = withOne();
+    const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0)).state;
+    const lapsed = T0 + 60_000;
+    const acked = ok(ack(claimed, Object.keys(claimed.inbox), lapsed)).state;
+    expect(claimableChange(claimed, acked, lapsed)).toBe(-1);
+    expect(claimableChange(null, acked, lapsed)).toBe(0);
   });
 });

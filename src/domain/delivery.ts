@@ -4,6 +4,7 @@
 import { assertNever } from "./assert-never";
 import type { Ctx, Decision, Effect } from "./decision";
 import { decided } from "./decision";
+import { claimableChange } from "./inbox";
 import { copyOf } from "./records";
 import { checkResumeUrl } from "./resume-url";
 import type { Resume, Session } from "./state";
@@ -171,10 +172,12 @@ export function tick(
 }
 
 /**
- * Folds the first attempt of a resume that `decision` made due now into the same decision, so one
- * transaction records the wake and the attempt, and the POST follows that one commit instead of a
- * second. `pendingBefore` counts the claimable items before the decision (read in SQL by the
- * shell, and only when a resume is due); what the decision admitted or acked is added to it.
+ * Folds the first attempt of a resume that `decision` created, due now, into the same decision:
+ * one transaction records the wake and the attempt, and the POST follows that one commit instead
+ * of a second. A resume that existed before (a redelivery that fell due) is left to the timers,
+ * which run the ceiling and retention before it. `pendingBefore` counts the claimable items before
+ * the decision (read in SQL by the shell, only when a resume is folded); the decision's own change
+ * of the rows it was given is added to it.
  */
 export function withDueAttempt<T>(
   before: Session | null,
@@ -185,8 +188,9 @@ export function withDueAttempt<T>(
   if (!decision.ok || decision.state === null) return decision;
   const resume = decision.state.resume;
   if (!isDeliverable(resume) || resume.nextAttemptAt > ctx.now) return decision;
-  const admitted = decision.state.unacked - (before?.unacked ?? 0);
-  const attempted = attemptResume(decision.state, pendingBefore() + admitted, ctx);
+  if (before?.resume?.resumeId === resume.resumeId) return decision;
+  const pending = pendingBefore() + claimableChange(before, decision.state, ctx.now);
+  const attempted = attemptResume(decision.state, pending, ctx);
   return decided(attempted.session, decision.value, [...decision.effects, ...attempted.effects]);
 }
 

@@ -16,6 +16,22 @@ const isClaimable = (item: InboxItem, now: number): boolean =>
   item.state === "pending" ||
   (item.state === "claimed" && item.leaseExpiresAt !== null && item.leaseExpiresAt <= now);
 
+/**
+ * How many more items are claimable at `now` after a decision than before it. Exact because a
+ * decision changes only inbox rows it was given (the shell persists the difference of those).
+ */
+export function claimableChange(before: Session | null, after: Session, now: number): number {
+  let change = 0;
+  for (const id of new Set([...Object.keys(before?.inbox ?? {}), ...Object.keys(after.inbox)])) {
+    const was = before === null ? undefined : own(before.inbox, id);
+    const is = own(after.inbox, id);
+    change +=
+      (is !== undefined && isClaimable(is, now) ? 1 : 0) -
+      (was !== undefined && isClaimable(was, now) ? 1 : 0);
+  }
+  return change;
+}
+
 /** The inbox route's answer; the shell counts it in SQL (store.ts). */
 export interface InboxCounts {
   readonly pending: number;

@@ -108,8 +108,8 @@ export abstract class SessionShell extends DurableObject<Env> {
     also?: (sql: SqlStorage) => boolean,
     events: (value: T, state: Session) => readonly AuditEvent[] = () => [],
   ): Result<T> & { effects?: readonly Effect[] } {
-    // Outside the timer runner, a resume this decision makes due is attempted in the same commit:
-    // one transaction records the wake and its attempt, and the POST waits for that commit alone.
+    // Outside the timer runner, a resume this decision creates due now is attempted in the same
+    // commit: one transaction records the wake and its attempt, and the POST waits for that commit.
     const deliverHere = !this.runningTimers && this.config.misconfigured === null;
     const now = Date.now();
     const final = deliverHere
