@@ -31,8 +31,20 @@ async function execInboxCases(script: string, host: ArrivalsHost): Promise<strin
   const inbox = () => agentClient(served.base);
   const complete = async (callback: Callback, output: string) => {
     try {
-      const reply = await postCompletion(callback, { status: "completed", exit_code: 0, output });
-      return reply.outcome === "duplicate" ? "202 duplicate" : `202 ${reply.disposition}`;
+      // The status is read from the answer, not assumed: a duplicate is answered 200.
+      let status = 0;
+      const reply = await postCompletion(
+        callback,
+        { status: "completed", exit_code: 0, output },
+        {
+          fetch: async (request) => {
+            const response = await fetch(request);
+            status = response.status;
+            return response;
+          },
+        },
+      );
+      return `${status} ${reply.outcome === "duplicate" ? "duplicate" : reply.disposition}`;
     } catch (error) {
       if (!(error instanceof ExecInboxError)) throw error;
       return `${error.problem.status} ${error.problem.code}`;

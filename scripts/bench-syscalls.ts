@@ -149,6 +149,10 @@ export async function benchSyscalls(script: string): Promise<void> {
     const floorRows: Array<[string, string]> = [
       ["floor Worker: object call committing one row", "write"],
       ["floor Worker: one row, and the alarm moved earlier in the same transaction", "write-arm"],
+      [
+        "floor Worker: one row, then the alarm moved earlier after the transaction",
+        "write-then-arm",
+      ],
     ];
     const rows: string[][] = [];
     for (const [name, route] of floorRows) {

@@ -102,9 +102,10 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     await measure(floorSystem(SYSTEM.floorEntry, floor.base, () => floor.pids));
     await floor.stop();
 
-    // A fresh process and state for each phase: local workerd keeps every object it touched open,
-    // and past about a thousand session objects with data in one process SQLite runs out of heap
-    // (SQLITE_NOMEM, then SQLITE_CANTOPEN) and new objects fail to open. One phase touches ~660.
+    // A fresh process and state for each phase: local workerd keeps an object open while it is
+    // used and for some seconds after, and past about 800 session objects open at once in one
+    // process SQLite runs out of heap (SQLITE_NOMEM) and new sessions answer 500
+    // (`npm run bench:objects`). One phase opens about 660 within seconds.
     const served = await serveExecInbox(scripts.execInbox, join(state, "mf"));
     const direct = execInboxSystem(SYSTEM.execDirect, served.directBase, host, () => served.pids);
     await measure(direct);

@@ -34,6 +34,15 @@ export class Floor extends DurableObject<Env> {
     return null;
   }
 
+  writeThenArm(): null {
+    this.alarmAt -= 1;
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("INSERT INTO hits (at) VALUES (?)", Date.now());
+    });
+    void this.ctx.storage.setAlarm(this.alarmAt);
+    return null;
+  }
+
   override async alarm(): Promise<void> {}
 }
 
@@ -44,6 +53,7 @@ export default {
     if (pathname === "/object") await stub().noop();
     else if (pathname === "/write") await stub().write();
     else if (pathname === "/write-arm") await stub().writeAndArm();
+    else if (pathname === "/write-then-arm") await stub().writeThenArm();
     return Response.json({ ok: true });
   },
 } satisfies ExportedHandler<Env>;

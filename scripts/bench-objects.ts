@@ -1,0 +1,110 @@
+// `npm run bench:objects`: how many session objects one local workerd process holds open at once.
+// Wakes sessions in rounds of 200 (16 in flight) until a request fails or 2,000 are open, printing
+// the process's open files and resident memory after each round; then, idle, how long the runtime
+// keeps them open; then the floor Worker's one-row objects, opened the same way, for comparison.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startArrivalsHost } from "./lib/arrivals-host";
+import {
+  buildWorker,
+  type ServedWorker,
+  serveExecInbox,
+  serveFloorWorker,
+} from "./lib/miniflare-stack";
+import { say, table } from "./lib/report";
+import { execInboxSystem, pool } from "./lib/wake-systems";
+
+const ROUND = 200;
+const MOST = 2_000;
+
+const openFiles = (served: ServedWorker): number =>
+  served.pids.reduce((sum, pid) => sum + readdirSync(`/proc/${pid}/fd`).length, 0);
+const rssMiB = (served: ServedWorker): number =>
+  served.pids.reduce((sum, pid) => {
+    const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/);
+    return sum + Number(line?.[1] ?? 0) / 1024;
+  }, 0);
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+async function sessionObjects(script: string, state: string): Promise<void> {
+  const host = await startArrivalsHost();
+  const served = await serveExecInbox(script, state);
+  const system = execInboxSystem("objects", served.directBase, host, () => served.pids);
+  const rows: string[][] = [];
+  try {
+    for (let open = 0; open < MOST; open += ROUND) {
+      let failure: string | null = null;
+      try {
+        const keys = await system.prepare(`r${open}`, ROUND);
+        await pool(keys, 16, async (key) => {
+          await system.wake(key);
+          await system.resumedAt(key);
+        });
+      } catch (error) {
+        failure = (error instanceof Error ? error.message : String(error)).slice(0, 80);
+      }
+      rows.push([
+        `${open + 1}–${open + ROUND}`,
+        failure ?? "all woken",
+        String(openFiles(served)),
+        rssMiB(served).toFixed(0),
+      ]);
+      if (failure !== null) break;
+    }
+    table(["session objects opened", "outcome", "open files", "RSS MiB"], rows);
+    const idle: string[][] = [];
+    for (const seconds of [5, 10, 20, 40]) {
+      await sleep((seconds - (idle.length === 0 ? 0 : Number(idle.at(-1)?.[0]))) * 1000);
+      idle.push([String(seconds), String(openFiles(served))]);
+    }
+    table(["seconds idle after the last round", "open files"], idle);
+  } finally {
+    await served.stop();
+    await host.close();
+  }
+}
+
+async function floorObjects(state: string): Promise<void> {
+  const floor = await serveFloorWorker(state);
+  const rows: string[][] = [];
+  try {
+    for (let open = 0; open < (3 * MOST) / 2; open += 3 * ROUND) {
+      let failed = 0;
+      await pool(
+        Array.from({ length: 3 * ROUND }, (_, i) => open + i),
+        16,
+        async (i) => {
+          const answer = await fetch(`${floor.directBase}/write?o=objects-${i}`);
+          await answer.arrayBuffer();
+          if (!answer.ok) failed += 1;
+        },
+      );
+      rows.push([
+        `${open + 1}–${open + 3 * ROUND}`,
+        `${failed} failed`,
+        String(openFiles(floor)),
+        rssMiB(floor).toFixed(0),
+      ]);
+    }
+    table(["floor objects (one row each) opened", "outcome", "open files", "RSS MiB"], rows);
+  } finally {
+    await floor.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const state = mkdtempSync(join(tmpdir(), "exec-inbox-objects-"));
+  try {
+    say("### Session objects open at once in one workerd process (`npm run bench:objects`)");
+    await sessionObjects(buildWorker(".", ".bench/exec-inbox"), join(state, "sessions"));
+    await floorObjects(join(state, "floor"));
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
