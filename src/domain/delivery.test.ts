@@ -23,23 +23,22 @@ import { completeJob, reserveJob } from "./jobs";
 import { registerRun } from "./session";
 import { sessionStatus } from "./state";
 
-function woken() {
-  const state = suspendedOn(["a"]);
-  return ok(
-    completeJob(
-      state,
-      {
-        lifetime: state.lifetime,
-        handle: "a",
-        tokenSeq: null,
-        result: completed(0, "x"),
-        observed: false,
-        resumeId: "rs-1",
-      },
-      at(T0),
-    ),
-  ).state;
-}
+/** The result of job "a" of `state`, whose wait it ends: the decision that wakes the session. */
+const completion = (state = suspendedOn(["a"]), lifetime = state.lifetime) =>
+  completeJob(
+    state,
+    {
+      lifetime,
+      handle: "a",
+      tokenSeq: null,
+      result: completed(0, "x"),
+      observed: false,
+      resumeId: "rs-1",
+    },
+    at(T0),
+  );
+
+const woken = () => ok(completion()).state;
 
 type State = ReturnType<typeof woken>;
 
@@ -269,20 +268,6 @@ describe("retention", () => {
 });
 
 describe("the first attempt folded into the waking decision", () => {
-  const completion = (state = suspendedOn(["a"]), lifetime = state.lifetime) =>
-    completeJob(
-      state,
-      {
-        lifetime,
-        handle: "a",
-        tokenSeq: null,
-        result: completed(0, "x"),
-        observed: false,
-        resumeId: "rs-1",
-      },
-      at(T0),
-    );
-
   it("a completion that wakes carries its first attempt: the same state and POST the timers would make", () => {
     const before = suspendedOn(["a"]);
     const folded = ok(withDueAttempt(before, completion(before), () => 2, at(T0)));
@@ -301,6 +286,24 @@ describe("the first attempt folded into the waking decision", () => {
     const decision = completion(running.state);
     expect(withDueAttempt(running.state, decision, () => (counted += 1), at(T0))).toBe(decision);
     expect(counted).toBe(0);
+  });
+
+  it("an origin withdrawn from the allowlist fails the resume with the timers' error, and posts nothing", () => {
+    const before = suspendedOn(["a"]);
+    const config = { resumeUrlAllowlist: ["http://127.0.0.1:*"] };
+    const folded = ok(withDueAttempt(before, completion(before), () => 0, at(T0, config)));
+    expect(folded.effects).toEqual([]);
+    expect(folded.state).toEqual(fire(ok(completion(before)).state, T0, config).state);
+    expect(folded.state.resume).toMatchObject({ state: "failed" });
+    expect(folded.state.resume?.lastError).toContain("no longer in RESUME_URL_ALLOWLIST");
+  });
+
+  it("a resume out of attempts is failed, not posted", () => {
+    const before = suspendedOn(["a"]);
+    const config = { resumeMaxAttempts: 0 };
+    const folded = ok(withDueAttempt(before, completion(before), () => 0, at(T0, config)));
+    expect(folded.effects).toEqual([]);
+    expect(folded.state.resume).toMatchObject({ state: "failed", attempts: 0 });
   });
 
   it("a resume that was already due is left to the timers, with nothing counted", () => {
