@@ -4,6 +4,7 @@
 
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { vi } from "vitest";
 
 import type { Delivery } from "../../scripts/lib/agent-host.mjs";
 import { type SendOptions, sendJson } from "../../scripts/lib/http-json";
@@ -117,3 +118,8 @@ export async function scriptHost(
 
 export const claim = (sid: string, body: Record<string, unknown> = {}) =>
   call("POST", `/v1/sessions/${sid}/inbox/claim`, { body });
+
+/** Polls `check` until it passes: for what the object does after it answered (deliveries, alarms). */
+export const until = (check: () => Promise<void>, timeout = 30_000) =>
+  vi.waitFor(check, { timeout, interval: 100 });
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

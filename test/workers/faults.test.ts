@@ -1,5 +1,5 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   claim,
   complete,
@@ -7,15 +7,13 @@ import {
   registerRun,
   result,
   scriptHost,
+  sleep,
   stubOf,
   suspendedOn,
   uniqueId,
+  until,
   view,
 } from "../support/api";
-
-const until = (check: () => Promise<void>, timeout = 20_000) =>
-  vi.waitFor(check, { timeout, interval: 100 });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function wake(sid: string, script: Parameters<typeof scriptHost>[1]) {
   await scriptHost(sid, script);

@@ -1,7 +1,7 @@
 // The first delivery attempt folded into the waking commit (decision 124) keeps exactly-once: the
 // attacks of its review, kept as tests.
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   call,
   complete,
@@ -9,16 +9,15 @@ import {
   registerRun,
   result,
   scriptHost,
+  sleep,
   stubOf,
   suspendedOn,
   uniqueId,
+  until,
   view,
 } from "../support/api";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
-const until = (check: () => Promise<void>, timeout = 15_000) =>
-  vi.waitFor(check, { timeout, interval: 100 });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ops = (method: string, path: string) =>
   call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR_TOKEN });
 /** The object's protected internals, reached the way faults.test.ts reaches alarm(). */

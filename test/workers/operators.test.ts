@@ -1,7 +1,7 @@
 // Operators: their own tokens, each session's audit trail, and the actions that mend
 // a stuck agent — each recorded, each refused with a typed error when it does not apply.
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   call,
   claim,
@@ -17,6 +17,7 @@ import {
   suspend,
   suspendedOn,
   uniqueId,
+  until,
   view,
 } from "../support/api";
 import { ACME_AGENT_TOKEN, AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
@@ -26,8 +27,6 @@ const ops = (method: string, path: string, body?: unknown) =>
   call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR, body });
 const events = async (sid: string, query = "") =>
   (await ops("GET", `${sid}/events${query}`)).body.events as Array<Record<string, unknown>>;
-const until = (check: () => Promise<void>, timeout = 15_000) =>
-  vi.waitFor(check, { timeout, interval: 100 });
 
 describe("operator authentication", () => {
   it("agent tokens do not open operator routes, and operator tokens do not open agent routes", async () => {

@@ -1,5 +1,5 @@
 import { Webhook } from "standardwebhooks";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   call,
   claim,
@@ -14,11 +14,9 @@ import {
   scriptHost,
   suspendedOn,
   uniqueId,
+  until,
   view,
 } from "../support/api";
-
-const until = (check: () => Promise<void>, timeout = 15_000) =>
-  vi.waitFor(check, { timeout, interval: 100 });
 
 async function wokenSession(sid: string, statuses: number[]) {
   await scriptHost(sid, statuses);

@@ -1,5 +1,5 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   call,
   claim,
@@ -9,11 +9,10 @@ import {
   result,
   stubOf,
   uniqueId,
+  until,
 } from "../support/api";
 
 const DAY = 24 * 60 * 60 * 1000;
-const until = (check: () => Promise<void>, timeout = 10_000) =>
-  vi.waitFor(check, { timeout, interval: 100 });
 const pull = (sid: string) => call("GET", `/v1/sessions/${sid}/exec-jobs/h1`);
 
 /** Ages the rows a SQL statement names by a retention period and restarts the object: its alarm purges. */

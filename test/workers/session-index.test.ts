@@ -3,13 +3,13 @@
 // Every test uses its own tenant (objects made over RPC), so counts never see another test's sessions.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { IndexEntry } from "../../src/domain/index-entry";
 import { tenantSessionStub } from "../../src/http/context";
 import { SCHEMA_STATEMENTS, upsertEntry } from "../../src/session-index/index-store";
 import { d1Writer, type Indexer } from "../../src/session-object/indexer";
 import type { SessionObject } from "../../src/session-object/session-object";
-import { call, complete, hookUrl, result, uniqueId } from "../support/api";
+import { call, complete, hookUrl, result, uniqueId, until } from "../support/api";
 import { ACME_AGENT_TOKEN, AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
 
 const OPERATOR = OPERATOR_TOKEN;
@@ -17,8 +17,6 @@ const db = (): D1Database => {
   if (env.INDEX === undefined) throw new Error("the INDEX binding is missing");
   return env.INDEX;
 };
-const until = (check: () => Promise<void>, timeout = 10_000) =>
-  vi.waitFor(check, { timeout, interval: 50 });
 
 let tenants = 0;
 /** A tenant no other test uses (a tenant is 1-64 chars of [a-z0-9-]). */

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   call,
   complete,
@@ -7,11 +7,10 @@ import {
   scriptHost,
   suspendedOn,
   uniqueId,
+  until,
   view,
 } from "../support/api";
 
-const until = (check: () => Promise<void>, timeout = 30_000) =>
-  vi.waitFor(check, { timeout, interval: 200 });
 const stats = async (sid: string) => (await call("GET", `/v1/sessions/${sid}/stats`)).body;
 
 async function wake(sid: string, script: Parameters<typeof scriptHost>[1]) {

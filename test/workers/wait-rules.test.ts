@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   call,
   claim,
@@ -11,10 +11,9 @@ import {
   suspend,
   suspendedOn,
   uniqueId,
+  until,
   view,
 } from "../support/api";
-
-const until = (check: () => Promise<void>) => vi.waitFor(check, { timeout: 10_000, interval: 100 });
 
 describe("wait rules over HTTP", () => {
   it("a completion that arrives before the suspend is stored, and the suspend wakes at once", async () => {
