@@ -1,4 +1,5 @@
-// `npm run bench:objects`: how many session objects one local workerd process holds open at once.
+// `npm run bench:objects [-- BUILT.js]`: how many session objects one local workerd process holds
+// open at once.
 // Wakes sessions in rounds of 200 (16 in flight) until a request fails or 2,000 are open, printing
 // the process's open files and resident memory after each round; then, idle, how long the runtime
 // keeps them open; then the floor Worker's one-row objects, opened the same way, for comparison.
@@ -42,7 +43,7 @@ async function sessionObjects(script: string, state: string): Promise<void> {
           await system.resumedAt(key);
         });
       } catch (error) {
-        failure = (error instanceof Error ? error.message : String(error)).slice(0, 80);
+        failure = (error instanceof Error ? error.message : String(error)).slice(0, 200);
       }
       rows.push([
         `${open + 1}–${open + ROUND}`,
@@ -97,7 +98,10 @@ async function main(): Promise<void> {
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-objects-"));
   try {
     say("### Session objects open at once in one workerd process (`npm run bench:objects`)");
-    await sessionObjects(buildWorker(".", ".bench/exec-inbox"), join(state, "sessions"));
+    // A built Worker to measure instead of this checkout's (an older build, for comparison).
+    const script = process.argv[2] ?? buildWorker(".", ".bench/exec-inbox");
+    say(`Session objects of \`${script}\`:`);
+    await sessionObjects(script, join(state, "sessions"));
     await floorObjects(join(state, "floor"));
   } finally {
     rmSync(state, { recursive: true, force: true });

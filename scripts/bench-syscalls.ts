@@ -27,6 +27,7 @@ import { settle } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { startRestatePeer } from "./lib/restate-peer";
 import { percentile } from "./lib/stats";
+import { wakeOrder } from "./lib/wake-order";
 import { execInboxSystem, pool, restateSystem, type WakeSystem } from "./lib/wake-systems";
 
 const SAMPLES = 100;
@@ -201,6 +202,7 @@ export async function benchSyscalls(script: string): Promise<void> {
       ],
       rows,
     );
+    await wakeOrder(script, join(state, "order"));
   } finally {
     rmSync(state, { recursive: true, force: true });
   }
