@@ -345,13 +345,8 @@ describe("the first attempt folded into the waking decision", () => {
 });
 
 describe("the change of claimable items a decision makes", () => {
-  const withOne = () => {
-    const state = woken();
-    return { state, id: Object.keys(state.inbox)[0] ?? "" };
-  };
-
   it("an admitted item adds one; a claim takes it away; an ack of a claimed item changes nothing", () => {
-    const { state } = withOne();
+    const state = woken();
     expect(claimableChange({ ...state, inbox: {} }, state, T0)).toBe(1);
     const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0)).state;
     expect(claimableChange(state, claimed, T0)).toBe(-1);
@@ -360,7 +355,7 @@ describe("the change of claimable items a decision makes", () => {
   });
 
   it("an ack of an item whose lease ran out takes one away: it counted as claimable", () => {
-    const { state } = withOne();
+    const state = woken();
     const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0)).state;
     const lapsed = T0 + 60_000;
     const acked = ok(ack(claimed, Object.keys(claimed.inbox), lapsed)).state;
