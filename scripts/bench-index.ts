@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { type Callback, postCompletion } from "../src/client";
 import { ExecInboxOperatorClient } from "../src/client/operator";
 import { scriptArgs } from "./lib/args";
-import { agentClient, devVar, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { agentClient, devVar, startAgentHost, startWranglerDev } from "./lib/local-stack";
 import { percentile } from "./lib/stats";
 
 /** Handles each session waits on: every completion changes its entry (fewer handles, more inbox). */
@@ -30,7 +30,7 @@ interface Phase {
 
 async function phase(mode: "off" | "on", samples: number, hostUrl: string): Promise<Phase> {
   const stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-bench-index-${mode}-`));
-  const dev = await startWranglerDev(stateDir, await freePort(), {
+  const dev = await startWranglerDev(stateDir, "any", {
     INDEX_UPDATES: mode,
     RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
   });

@@ -12,7 +12,7 @@ import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
 import { scriptArgs } from "./lib/args";
 import { startArrivalsHost } from "./lib/arrivals-host";
-import { agentClient, freePort, startWranglerDev } from "./lib/local-stack";
+import { agentClient, startWranglerDev } from "./lib/local-stack";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { loadAverage, processTree } from "./lib/proc";
@@ -123,7 +123,7 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     );
     await noIndex.stop();
 
-    const dev = await startWranglerDev(join(state, "dev"), await freePort());
+    const dev = await startWranglerDev(join(state, "dev"), "any");
     await measure(
       execInboxSystem(SYSTEM.execDev, dev.base, host, () => processTree(dev.pid() ?? -1)),
     );

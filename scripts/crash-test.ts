@@ -7,13 +7,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Callback, ExecInboxError, postCompletion } from "../src/client";
 import { scriptArgs } from "./lib/args";
-import {
-  agentClient,
-  freePort,
-  startAgentHost,
-  startWranglerDev,
-  type WranglerDev,
-} from "./lib/local-stack";
+import { agentClient, startAgentHost, startWranglerDev, type WranglerDev } from "./lib/local-stack";
 
 const args = scriptArgs(["sessions", "jobs", "appends", "kills", "seconds", "seed"]);
 const quick = args.quick;
@@ -64,9 +58,9 @@ async function main(): Promise<void> {
         .filter((payload) => payload.session_id === sid)
         .map((payload) => payload.resume_id),
     );
-  const port = await freePort();
   const vars = { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" };
-  let dev: WranglerDev = await startWranglerDev(stateDir, port, vars);
+  let dev: WranglerDev = await startWranglerDev(stateDir, "any", vars);
+  const port = dev.port;
   const base = dev.base;
   const inbox = agentClient(base);
 

@@ -40,7 +40,7 @@ export async function agentDemo(): Promise<void> {
   let runner: DemoRunner | undefined;
   let host: ExampleHost | undefined;
   try {
-    dev = await startWranglerDev(join(stateDir, "exec-inbox"), await freePort());
+    dev = await startWranglerDev(join(stateDir, "exec-inbox"), "any");
     step("exec-inbox up (wrangler dev, local state)", dev.base);
     runner = startDemoRunner(stateDir, await freePort());
     const model = scriptedModel();

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   let runner: DemoRunner | undefined;
   let host: Awaited<ReturnType<typeof startAgentHost>> | undefined;
   try {
-    dev = await startWranglerDev(join(stateDir, "exec-inbox"), await freePort(), {
+    dev = await startWranglerDev(join(stateDir, "exec-inbox"), "any", {
       RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
     });
     step("exec-inbox up (wrangler dev, local state)", dev.base);

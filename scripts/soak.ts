@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ExecInboxError, postCompletion } from "../src/client";
 import { scriptArgs } from "./lib/args";
-import { agentClient, freePort, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { agentClient, startAgentHost, startWranglerDev } from "./lib/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const arg = scriptArgs(["minutes", "sessions", "retention-ms"]).number;
@@ -43,7 +43,7 @@ async function purged(pull: () => Promise<unknown>): Promise<boolean> {
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-soak-"));
   const host = await startAgentHost();
-  const dev = await startWranglerDev(stateDir, await freePort(), {
+  const dev = await startWranglerDev(stateDir, "any", {
     RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
     JOB_RETENTION_MS: String(RETENTION_MS),
   });

@@ -16,7 +16,7 @@ import {
 } from "../src/client";
 import { scriptArgs } from "./lib/args";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
-import { AGENT_TOKEN, freePort, startWranglerDev } from "./lib/local-stack";
+import { AGENT_TOKEN, startWranglerDev } from "./lib/local-stack";
 import { percentile } from "./lib/stats";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
@@ -287,7 +287,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // A fresh state directory: the run starts from an empty service, whatever `npm start` left behind.
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-stress-"));
-  const dev = await startWranglerDev(stateDir, await freePort());
+  const dev = await startWranglerDev(stateDir, "any");
   base = dev.base;
   const rss = () => workerdRssMiB(dev.pid(), new URL(base).port);
   try {
@@ -368,7 +368,7 @@ async function main(): Promise<void> {
  */
 async function control(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-stress-control-"));
-  const dev = await startWranglerDev(stateDir, await freePort());
+  const dev = await startWranglerDev(stateDir, "any");
   base = dev.base;
   const rss = () => workerdRssMiB(dev.pid(), new URL(base).port);
   const body = { id: "control", metadata: { output: "x".repeat(OUTPUT_BYTES) } };

@@ -92,6 +92,8 @@ export async function runToEnd(
 
 export interface WranglerDev {
   readonly base: string;
+  /** The port it serves on (a restart on the same state can ask for it again). */
+  readonly port: number;
   /** The DevTools port of the Worker's isolate (see `isolateHeap`). */
   readonly inspectorPort: number;
   /** Everything wrangler and workerd printed so far. */
@@ -102,12 +104,39 @@ export interface WranglerDev {
   kill(): Promise<void>;
 }
 
+const ADDRESS_IN_USE = /Address already in use \(127\.0\.0\.1:(\d+)\)/;
+const START_ATTEMPTS = 4;
+
+/**
+ * Starts `wrangler dev` on `port`, or on a free port when it is "any". A free port can be taken by
+ * another process before wrangler binds it (tests run side by side), and a restarted process can
+ * find its own predecessor still holding the port for a moment: both are tried again, a taken
+ * "any" port with a new one.
+ */
 export async function startWranglerDev(
   stateDir: string,
-  port: number,
+  port: number | "any",
   vars: Record<string, string> = {},
   /** The /healthz status that means "up": 500 for a Worker started with settings it refuses. */
   healthzStatus = 200,
+): Promise<WranglerDev> {
+  for (let attempt = 1; ; attempt += 1) {
+    const chosen = port === "any" ? await freePort() : port;
+    try {
+      return await startOnce(stateDir, chosen, vars, healthzStatus);
+    } catch (error) {
+      const taken = error instanceof Error && ADDRESS_IN_USE.test(error.message);
+      if (!taken || attempt >= START_ATTEMPTS) throw error;
+      await sleep(1000);
+    }
+  }
+}
+
+async function startOnce(
+  stateDir: string,
+  port: number,
+  vars: Record<string, string>,
+  healthzStatus: number,
 ): Promise<WranglerDev> {
   const inspectorPort = await freePort();
   const args = [
@@ -132,6 +161,7 @@ export async function startWranglerDev(
   await waitForHealthy(base, child, output, 45_000, healthzStatus);
   return {
     base,
+    port,
     inspectorPort,
     logs: output,
     pid: () => child.pid,

@@ -7,7 +7,6 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   agentClient,
-  freePort,
   startAgentHost,
   startWranglerDev,
   suspendedSession,
@@ -40,7 +39,7 @@ describe("the operator console in a real browser", () => {
 
   beforeAll(async () => {
     host = await startAgentHost();
-    dev = await startWranglerDev(stateDir, await freePort(), {
+    dev = await startWranglerDev(stateDir, "any", {
       RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
       RESUME_MAX_ATTEMPTS: "2",
     });

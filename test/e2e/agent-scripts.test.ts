@@ -20,7 +20,7 @@ afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 describe("the agent scripts", () => {
   it("npm run agent serves an agent that runs a background command and answers with its output after the resume", async () => {
-    const dev = await startWranglerDev(join(stateDir, "inbox"), await freePort());
+    const dev = await startWranglerDev(join(stateDir, "inbox"), "any");
     const runner = await startRunnerProcess(join(stateDir, "runner"));
     const port = await freePort();
     const { child, output } = spawnCollecting("npm", ["run", "--silent", "agent"], {

@@ -70,7 +70,7 @@ export interface AgentStack {
 
 export async function startAgentStack(): Promise<AgentStack> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-agent-"));
-  const dev = await startWranglerDev(join(stateDir, "inbox"), await freePort());
+  const dev = await startWranglerDev(join(stateDir, "inbox"), "any");
   const runnerDir = join(stateDir, "runner");
   const hostPort = await freePort();
   const hosts: ExampleHost[] = [];

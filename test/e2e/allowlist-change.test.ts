@@ -7,7 +7,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   agentClient,
-  freePort,
   startAgentHost,
   startWranglerDev,
   viewWhen,
@@ -33,8 +32,8 @@ function redeployable() {
   return {
     async deploy(vars: Record<string, string>, healthzStatus = 200): Promise<WranglerDev> {
       await dev?.stop();
-      port ??= await freePort();
-      dev = await startWranglerDev(stateDir, port, vars, healthzStatus);
+      dev = await startWranglerDev(stateDir, port ?? "any", vars, healthzStatus);
+      port = dev.port;
       return dev;
     },
   };

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AGENT_TOKEN,
   devVar,
-  freePort,
   startAgentHost,
   startWranglerDev,
   viewWhen,
@@ -31,7 +30,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     okHost = await startAgentHost();
     refusingHost = await startAgentHost(() => 500);
     // One delivery per resume: a refused one fails at once, so the redeliver action has work.
-    dev = await startWranglerDev(stateDir, await freePort(), {
+    dev = await startWranglerDev(stateDir, "any", {
       RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
       RESUME_MAX_ATTEMPTS: "1",
     });

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runner } from "../../runner/src/runner";
 import {
   agentClient,
-  freePort,
   startWranglerDev,
   type WranglerDev,
   waitFor,
@@ -20,7 +19,7 @@ describe("runner callbacks against the real exec-inbox (wrangler dev)", () => {
   let proxy: Awaited<ReturnType<typeof startFlakyProxy>>;
 
   beforeAll(async () => {
-    dev = await startWranglerDev(join(root, "state"), await freePort());
+    dev = await startWranglerDev(join(root, "state"), "any");
     proxy = await startFlakyProxy(dev.base);
   });
   afterAll(async () => {

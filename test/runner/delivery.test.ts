@@ -5,7 +5,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   agentClient,
-  freePort,
   startWranglerDev,
   type WranglerDev,
   waitFor,
@@ -24,7 +23,7 @@ describe("which answers of exec-inbox end a completion's retries (real runner pr
   let dev: WranglerDev;
   beforeAll(async () => {
     // A small output limit, so the runner's own head + tail (192 KiB) is over it.
-    dev = await startWranglerDev(join(root, "exec-inbox"), await freePort(), {
+    dev = await startWranglerDev(join(root, "exec-inbox"), "any", {
       MAX_OUTPUT_BYTES: "8192",
     });
   });

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { freePort, startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+import { startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
 
 export interface LocalDev {
   /** The running process; another one after `restart`. */
@@ -26,8 +26,8 @@ export function useWranglerDev(name: string, vars: Record<string, string> = {}):
   };
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-${name}-`));
-    port = await freePort();
-    running = await startWranglerDev(stateDir, port, vars);
+    running = await startWranglerDev(stateDir, "any", vars);
+    port = running.port;
   });
   afterAll(async () => {
     await running?.stop();
