@@ -71,7 +71,9 @@ export async function waitForHealthy(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${child.spawnfile} exited: ${output()}`);
     try {
-      if ((await fetch(`${base}/healthz`)).status === healthzStatus) return;
+      // Bounded: whatever holds the port may accept and never answer.
+      const answer = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2000) });
+      if (answer.status === healthzStatus) return;
     } catch {
       // Not listening yet.
     }
