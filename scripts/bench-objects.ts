@@ -3,29 +3,18 @@
 // Wakes sessions in rounds of 200 (16 in flight) until a request fails or 2,000 are open, printing
 // the process's open files and resident memory after each round; then, idle, how long the runtime
 // keeps them open; then the floor Worker's one-row objects, opened the same way, for comparison.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startArrivalsHost } from "./lib/arrivals-host";
-import {
-  buildWorker,
-  type ServedWorker,
-  serveExecInbox,
-  serveFloorWorker,
-} from "./lib/miniflare-stack";
+import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
+import { openFiles, rssMiB } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { execInboxSystem, pool } from "./lib/wake-systems";
 
 const ROUND = 200;
 const MOST = 2_000;
 
-const openFiles = (served: ServedWorker): number =>
-  served.pids.reduce((sum, pid) => sum + readdirSync(`/proc/${pid}/fd`).length, 0);
-const rssMiB = (served: ServedWorker): number =>
-  served.pids.reduce((sum, pid) => {
-    const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/);
-    return sum + Number(line?.[1] ?? 0) / 1024;
-  }, 0);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function sessionObjects(script: string, state: string): Promise<void> {
@@ -48,16 +37,18 @@ async function sessionObjects(script: string, state: string): Promise<void> {
       rows.push([
         `${open + 1}–${open + ROUND}`,
         failure ?? "all woken",
-        String(openFiles(served)),
-        rssMiB(served).toFixed(0),
+        String(openFiles(served.pids)),
+        rssMiB(served.pids).toFixed(0),
       ]);
       if (failure !== null) break;
     }
     table(["session objects opened", "outcome", "open files", "RSS MiB"], rows);
     const idle: string[][] = [];
+    let waited = 0;
     for (const seconds of [5, 10, 20, 40]) {
-      await sleep((seconds - (idle.length === 0 ? 0 : Number(idle.at(-1)?.[0]))) * 1000);
-      idle.push([String(seconds), String(openFiles(served))]);
+      await sleep((seconds - waited) * 1000);
+      waited = seconds;
+      idle.push([String(seconds), String(openFiles(served.pids))]);
     }
     table(["seconds idle after the last round", "open files"], idle);
   } finally {
@@ -84,8 +75,8 @@ async function floorObjects(state: string): Promise<void> {
       rows.push([
         `${open + 1}–${open + 3 * ROUND}`,
         `${failed} failed`,
-        String(openFiles(floor)),
-        rssMiB(floor).toFixed(0),
+        String(openFiles(floor.pids)),
+        rssMiB(floor.pids).toFixed(0),
       ]);
     }
     table(["floor objects (one row each) opened", "outcome", "open files", "RSS MiB"], rows);

@@ -106,7 +106,7 @@ export interface WranglerDev {
   kill(): Promise<void>;
 }
 
-const ADDRESS_IN_USE = /Address already in use \(127\.0\.0\.1:(\d+)\)/;
+const ADDRESS_IN_USE = /Address already in use \(127\.0\.0\.1:\d+\)/;
 const START_ATTEMPTS = 4;
 
 /**

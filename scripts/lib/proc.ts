@@ -65,6 +65,19 @@ export function rssMiB(pids: readonly number[]): number {
   return kib / 1024;
 }
 
+/** File descriptors open in `pids` (a SQLite-backed object holds three while it is open). */
+export function openFiles(pids: readonly number[]): number {
+  let count = 0;
+  for (const pid of pids) {
+    try {
+      count += readdirSync(`/proc/${pid}/fd`).length;
+    } catch {
+      // Gone.
+    }
+  }
+  return count;
+}
+
 export function loadAverage(): string {
   return readFileSync("/proc/loadavg", "utf8").trim();
 }
