@@ -2,19 +2,9 @@
 // byte totals that contradict the output, and JSON bodies declared in another charset.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  type Answer,
-  call,
-  complete,
-  createSession,
-  registerRun,
-  reserve,
-  stubOf,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
-function expectProblem(answer: Answer, status: number, code: string) {
+function expectProblem(answer: api.Answer, status: number, code: string) {
   expect(answer.status).toBe(status);
   expect(answer.headers.get("content-type")).toBe("application/problem+json");
   expect(answer.body).toMatchObject({ status, code });
@@ -22,7 +12,7 @@ function expectProblem(answer: Answer, status: number, code: string) {
 
 /** Tables in an object's SQLite database: none means the request left no schema behind. */
 const tablesOf = (name: string) =>
-  runInDurableObject(stubOf(name), (_instance, state) =>
+  runInDurableObject(api.stubOf(name), (_instance, state) =>
     state.storage.sql
       .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
       .toArray()
@@ -32,7 +22,7 @@ const tablesOf = (name: string) =>
 
 describe("ids that no URL can carry are refused", () => {
   it.each([".", ".."])("a session id %j gets 422 and uses nothing up", async (id) => {
-    const answer = await call("POST", "/v1/sessions", { body: { id } });
+    const answer = await api.call("POST", "/v1/sessions", { body: { id } });
     expectProblem(answer, 422, "invalid_request");
     expect(answer.body.detail).toMatch(/id/);
     expect(await tablesOf(id)).toEqual([]);
@@ -41,55 +31,57 @@ describe("ids that no URL can carry are refused", () => {
   it.each([".", ".."])(
     "a handle %j gets 422 on reserve and on suspend, and the session is unchanged",
     async (handle) => {
-      const sid = uniqueId("dots");
-      await createSession(sid);
-      const runId = await registerRun(sid);
-      const before = await view(sid);
+      const sid = api.uniqueId("dots");
+      await api.createSession(sid);
+      const runId = await api.registerRun(sid);
+      const before = await api.view(sid);
       expectProblem(
-        await call("POST", `/v1/sessions/${sid}/exec-jobs`, { body: { handle, command: "ls" } }),
+        await api.call("POST", `/v1/sessions/${sid}/exec-jobs`, {
+          body: { handle, command: "ls" },
+        }),
         422,
         "invalid_request",
       );
       expectProblem(
-        await call("POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
+        await api.call("POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
           body: { waiting_for: [handle] },
         }),
         422,
         "invalid_request",
       );
-      expect(await view(sid)).toEqual(before);
-      expect((await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs).toEqual([]);
+      expect(await api.view(sid)).toEqual(before);
+      expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs).toEqual([]);
     },
   );
 
   it("a run id '..' gets 422 and registers nothing", async () => {
-    const sid = uniqueId("dots-run");
-    await createSession(sid);
-    const before = await view(sid);
+    const sid = api.uniqueId("dots-run");
+    await api.createSession(sid);
+    const before = await api.view(sid);
     expectProblem(
-      await call("POST", `/v1/sessions/${sid}/runs`, { body: { run_id: ".." } }),
+      await api.call("POST", `/v1/sessions/${sid}/runs`, { body: { run_id: ".." } }),
       422,
       "invalid_request",
     );
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
   });
 
   it("ids that merely contain dots are still accepted and reachable", async () => {
-    const sid = `...${uniqueId("dots")}`;
-    await createSession(sid);
-    const reserved = await reserve(sid, "...");
+    const sid = `...${api.uniqueId("dots")}`;
+    await api.createSession(sid);
+    const reserved = await api.reserve(sid, "...");
     expect(new URL(reserved.callback.url).pathname).toBe(
       `/v1/sessions/${sid}/exec-jobs/.../completion`,
     );
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/...`)).status).toBe(200);
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/...`)).status).toBe(200);
   });
 });
 
 describe("output_bytes_total must agree with the output", () => {
   async function job() {
-    const sid = uniqueId("bytes");
-    await createSession(sid);
-    const { callback } = await reserve(sid, "h1");
+    const sid = api.uniqueId("bytes");
+    await api.createSession(sid);
+    const { callback } = await api.reserve(sid, "h1");
     return { sid, token: callback.token };
   }
   const done = (output: string, extra: Record<string, unknown>) => ({
@@ -108,12 +100,12 @@ describe("output_bytes_total must agree with the output", () => {
     ],
   ])("a total %s gets 422 and the job stays running", async (_name, body) => {
     const { sid, token } = await job();
-    const before = await view(sid);
-    const answer = await complete(sid, "h1", token, body);
+    const before = await api.view(sid);
+    const answer = await api.complete(sid, "h1", token, body);
     expectProblem(answer, 422, "invalid_request");
     expect(answer.body.detail).toMatch(/output_bytes_total/);
-    expect(await view(sid)).toEqual(before);
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
+    expect(await api.view(sid)).toEqual(before);
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
   });
 
   it.each([
@@ -144,8 +136,8 @@ describe("output_bytes_total must agree with the output", () => {
     ],
   ])("a total %s is accepted", async (_name, body) => {
     const { sid, token } = await job();
-    expect((await complete(sid, "h1", token, body)).status).toBe(202);
-    const pulled = (await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
+    expect((await api.complete(sid, "h1", token, body)).status).toBe(202);
+    const pulled = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
     const bytes = new TextEncoder().encode(body.output).byteLength;
     expect(pulled.output_bytes_total).toBe(
       (body as { output_bytes_total?: number }).output_bytes_total ?? bytes,
@@ -163,14 +155,14 @@ describe("a JSON body is UTF-8 or refused", () => {
     "application/json; charset*=utf-16''",
     "application/json; charset=",
   ])("content-type %j gets 415 and changes nothing", async (type) => {
-    const sid = uniqueId("charset");
-    const answer = await call("POST", "/v1/sessions", {
+    const sid = api.uniqueId("charset");
+    const answer = await api.call("POST", "/v1/sessions", {
       raw: JSON.stringify({ id: sid }),
       headers: { "content-type": type },
     });
     expectProblem(answer, 415, "unsupported_media_type");
     expect(answer.body.detail).toMatch(/charset/);
-    expectProblem(await call("GET", `/v1/sessions/${sid}`), 404, "not_found");
+    expectProblem(await api.call("GET", `/v1/sessions/${sid}`), 404, "not_found");
   });
 
   it.each([
@@ -181,8 +173,8 @@ describe("a JSON body is UTF-8 or refused", () => {
     "application/json;charset=utf8",
     "application/json; foo=bar; charset=Utf-8",
   ])("content-type %j is read as UTF-8", async (type) => {
-    const sid = uniqueId("charset-ok");
-    const answer = await call("POST", "/v1/sessions", {
+    const sid = api.uniqueId("charset-ok");
+    const answer = await api.call("POST", "/v1/sessions", {
       raw: JSON.stringify({ id: sid, metadata: { name: "café" } }),
       headers: { "content-type": type },
     });
@@ -191,15 +183,15 @@ describe("a JSON body is UTF-8 or refused", () => {
   });
 
   it("a completion declared in UTF-16 gets 415 and the job stays running", async () => {
-    const sid = uniqueId("charset-job");
-    await createSession(sid);
-    const { callback } = await reserve(sid, "h1");
-    const answer = await call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
+    const sid = api.uniqueId("charset-job");
+    await api.createSession(sid);
+    const { callback } = await api.reserve(sid, "h1");
+    const answer = await api.call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
       raw: JSON.stringify({ status: "completed", exit_code: 0, output: "x" }),
       token: callback.token,
       headers: { "content-type": "application/json; charset=utf-16" },
     });
     expectProblem(answer, 415, "unsupported_media_type");
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
   });
 });

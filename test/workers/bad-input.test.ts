@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  call,
-  complete,
-  createSession,
-  registerRun,
-  reserve,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
 type Route = { method: string; path: (sid: string, runId: string) => string; body?: unknown };
 
@@ -47,10 +39,10 @@ const ALL_ROUTES: Route[] = [
 
 /** A session with a job and an active run: every route has something to change. */
 async function fixture() {
-  const sid = uniqueId("bad");
-  await createSession(sid);
-  const job = await reserve(sid, "h1");
-  const runId = await registerRun(sid);
+  const sid = api.uniqueId("bad");
+  await api.createSession(sid);
+  const job = await api.reserve(sid, "h1");
+  const runId = await api.registerRun(sid);
   return { sid, runId, token: job.callback.token };
 }
 
@@ -70,49 +62,52 @@ function expectProblem(
 describe("bad input on every route changes nothing", () => {
   it.each(ALL_ROUTES)("$method $path: a missing or wrong agent token gets 401", async (route) => {
     const { sid, runId } = await fixture();
-    const before = await view(sid);
+    const before = await api.view(sid);
     for (const token of [null, "wrong-token", ""]) {
-      const answer = await call(route.method, route.path(sid, runId), { body: route.body, token });
+      const answer = await api.call(route.method, route.path(sid, runId), {
+        body: route.body,
+        token,
+      });
       expectProblem(answer, 401, "unauthorized");
     }
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
   });
 
   it.each(BODY_ROUTES)(
     "$method $path: malformed JSON gets 422 with the parse position",
     async (route) => {
       const { sid, runId } = await fixture();
-      const before = await view(sid);
-      const answer = await call(route.method, route.path(sid, runId), {
+      const before = await api.view(sid);
+      const answer = await api.call(route.method, route.path(sid, runId), {
         raw: '{"a": 1,',
         headers: { "content-type": "application/json" },
       });
       expectProblem(answer, 422, "invalid_request");
       expect(answer.body.detail).toMatch(/position 8/);
-      const broken = await call(route.method, route.path(sid, runId), {
+      const broken = await api.call(route.method, route.path(sid, runId), {
         raw: '{"a" 1}',
         headers: { "content-type": "application/json" },
       });
       expect(broken.body.detail).toMatch(/position 5/);
-      expect(await view(sid)).toEqual(before);
+      expect(await api.view(sid)).toEqual(before);
     },
   );
 
   it.each(BODY_ROUTES)("$method $path: a wrong content type gets 415", async (route) => {
     const { sid, runId } = await fixture();
-    const before = await view(sid);
-    const answer = await call(route.method, route.path(sid, runId), {
+    const before = await api.view(sid);
+    const answer = await api.call(route.method, route.path(sid, runId), {
       raw: JSON.stringify(route.body),
       headers: { "content-type": "text/plain" },
     });
     expectProblem(answer, 415, "unsupported_media_type");
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
   });
 
   it.each(ALL_ROUTES)("$method $path: a body over 2 MiB gets 413 before parsing", async (route) => {
     const { sid, runId } = await fixture();
-    const before = await view(sid);
-    const answer = await call(
+    const before = await api.view(sid);
+    const answer = await api.call(
       route.method === "GET" ? "POST" : route.method,
       route.path(sid, runId),
       {
@@ -122,13 +117,13 @@ describe("bad input on every route changes nothing", () => {
     );
     // GET routes have no POST twin; an oversized body is still refused before routing.
     expectProblem(answer, 413, "payload_too_large");
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
   });
 
   it.each(ALL_ROUTES.filter((route) => route.path("s", "r") !== "/v1/sessions"))(
     "$method $path: an unknown session gets 404",
     async (route) => {
-      const answer = await call(route.method, route.path(uniqueId("ghost"), "run-x"), {
+      const answer = await api.call(route.method, route.path(api.uniqueId("ghost"), "run-x"), {
         body: route.body,
       });
       expectProblem(answer, 404, "not_found");
@@ -157,18 +152,21 @@ describe("bad input on every route changes nothing", () => {
     ["/v1/sessions/{sid}/inbox/ack", { ids: "x" }],
   ])("POST %s with %j gets 422", async (template, body) => {
     const { sid, runId } = await fixture();
-    const before = await view(sid);
+    const before = await api.view(sid);
     const path = template.replace("{sid}", sid).replace("{run}", runId);
-    const answer = await call("POST", path, { body });
+    const answer = await api.call("POST", path, { body });
     expectProblem(answer, 422, "invalid_request");
     expect(Array.isArray(answer.body.errors)).toBe(true);
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
   });
 
   it("notifications with out-of-range numbers get 422", async () => {
     const { sid, runId } = await fixture();
     for (const query of ["after=-1", "wait_ms=30001", "wait_ms=abc", "after=1.5"]) {
-      const answer = await call("GET", `/v1/sessions/${sid}/runs/${runId}/notifications?${query}`);
+      const answer = await api.call(
+        "GET",
+        `/v1/sessions/${sid}/runs/${runId}/notifications?${query}`,
+      );
       expectProblem(answer, 422, "invalid_request");
     }
   });
@@ -179,7 +177,7 @@ describe("bad input on every route changes nothing", () => {
       "/v1/sessions/a%2Fb",
       "/v1/sessions/%C3%A9t%C3%A9",
     ]) {
-      expectProblem(await call("GET", path), 404, "not_found");
+      expectProblem(await api.call("GET", path), 404, "not_found");
     }
   });
 });
@@ -189,9 +187,9 @@ describe("bad completions change nothing", () => {
 
   it("a missing token gets 401 and a bad body gets 415 or 422", async () => {
     const { sid, token } = await fixture();
-    const before = await view(sid);
+    const before = await api.view(sid);
     expectProblem(
-      await call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
+      await api.call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
         body: completion,
         token: null,
       }),
@@ -207,53 +205,53 @@ describe("bad completions change nothing", () => {
       { ...completion, output_bytes_total: -1 },
       { ...completion, extra: true },
     ]) {
-      expectProblem(await complete(sid, "h1", token, body), 422, "invalid_request");
+      expectProblem(await api.complete(sid, "h1", token, body), 422, "invalid_request");
     }
-    const wrongType = await call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
+    const wrongType = await api.call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
       raw: JSON.stringify(completion),
       token,
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expectProblem(wrongType, 415, "unsupported_media_type");
-    const oversized = await call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
+    const oversized = await api.call("POST", `/v1/sessions/${sid}/exec-jobs/h1/completion`, {
       raw: JSON.stringify({ ...completion, output: "y".repeat(2 * 1024 * 1024) }),
       token,
       headers: { "content-type": "application/json" },
     });
     expectProblem(oversized, 413, "payload_too_large");
-    expect(await view(sid)).toEqual(before);
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
+    expect(await api.view(sid)).toEqual(before);
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
   });
 });
 
 describe("state conflicts", () => {
   it("suspending or finishing a run that is not active is invalid_transition; a second run is run_conflict", async () => {
     const { sid, runId } = await fixture();
-    const before = await view(sid);
+    const before = await api.view(sid);
     expectProblem(
-      await call("POST", `/v1/sessions/${sid}/runs`, { body: { run_id: "other" } }),
+      await api.call("POST", `/v1/sessions/${sid}/runs`, { body: { run_id: "other" } }),
       409,
       "run_conflict",
     );
     expectProblem(
-      await call("POST", `/v1/sessions/${sid}/runs/other/suspend`, {
+      await api.call("POST", `/v1/sessions/${sid}/runs/other/suspend`, {
         body: { waiting_for: ["h1"] },
       }),
       409,
       "invalid_transition",
     );
     expectProblem(
-      await call("POST", `/v1/sessions/${sid}/runs/other/finish`),
+      await api.call("POST", `/v1/sessions/${sid}/runs/other/finish`),
       409,
       "invalid_transition",
     );
     expectProblem(
-      await call("POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
+      await api.call("POST", `/v1/sessions/${sid}/runs/${runId}/suspend`, {
         body: { waiting_for: ["nope"] },
       }),
       404,
       "not_found",
     );
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
   });
 });

@@ -1,23 +1,12 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it, vi } from "vitest";
-import {
-  call,
-  claim,
-  complete,
-  deliveries,
-  fireAlarm,
-  result,
-  SIGNING_SECRET,
-  suspendedOn,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
 describe("a terminal result for a suspended session", () => {
   it("is stored, clears the wait, wakes exactly once and stays pullable", async () => {
-    const sid = uniqueId("wake-once");
-    const { tokens } = await suspendedOn(sid, ["h1"]);
-    const before = await view(sid);
+    const sid = api.uniqueId("wake-once");
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
+    const before = await api.view(sid);
     expect(before.status).toBe("suspended");
     expect(before.waiting_for_bash).toMatchObject({ handles: ["h1"], wake: "all" });
     expect(before.suspension).toMatchObject({ reason: "waiting_for_bash", resumable: true });
@@ -26,7 +15,7 @@ describe("a terminal result for a suspended session", () => {
       background_exec_id: "h1",
     });
 
-    const accepted = await complete(sid, "h1", tokens.h1!, result(7, "inbox-result"));
+    const accepted = await api.complete(sid, "h1", tokens.h1!, api.result(7, "inbox-result"));
     expect(accepted.status).toBe(202);
     expect(accepted.body).toEqual({
       outcome: "accepted",
@@ -34,7 +23,7 @@ describe("a terminal result for a suspended session", () => {
       disposition: "resume_scheduled",
     });
 
-    const after = await view(sid);
+    const after = await api.view(sid);
     expect(after.status).toBe("resuming");
     expect(after.waiting_for_bash).toBeNull();
     expect(after.suspension).toBeNull();
@@ -44,16 +33,16 @@ describe("a terminal result for a suspended session", () => {
 
     // The real alarm fires at once; running it again by hand must not deliver a second time.
     const sent = await vi.waitFor(async () => {
-      const list = await deliveries(sid);
+      const list = await api.deliveries(sid);
       expect(list).toHaveLength(1);
       return list;
     });
-    await fireAlarm(sid);
+    await api.fireAlarm(sid);
     const delivery = sent[0]!;
-    const payload = new Webhook(SIGNING_SECRET).verify(delivery.body, delivery.headers) as Record<
-      string,
-      unknown
-    >;
+    const payload = new Webhook(api.SIGNING_SECRET).verify(
+      delivery.body,
+      delivery.headers,
+    ) as Record<string, unknown>;
     expect(payload).toEqual({
       type: "session.resume",
       tenant: "default",
@@ -65,7 +54,7 @@ describe("a terminal result for a suspended session", () => {
     });
     expect(delivery.headers["webhook-id"]).toBe(after.resume.resume_id);
 
-    const claimed = await claim(sid);
+    const claimed = await api.claim(sid);
     expect(claimed.status).toBe(200);
     expect(claimed.body.claims).toHaveLength(1);
     const { envelope, provider_message: message } = claimed.body.claims[0];
@@ -84,12 +73,12 @@ describe("a terminal result for a suspended session", () => {
     expect(message.content).toContain("inbox-result");
     expect(message.content).not.toContain("BashOutput");
 
-    const duplicate = await complete(sid, "h1", tokens.h1!, result(7, "inbox-result"));
+    const duplicate = await api.complete(sid, "h1", tokens.h1!, api.result(7, "inbox-result"));
     expect(duplicate.status).toBe(200);
     expect(duplicate.body).toEqual({ outcome: "duplicate", generation: 1 });
-    await fireAlarm(sid);
-    expect(await deliveries(sid)).toHaveLength(1);
-    const settled = await view(sid);
+    await api.fireAlarm(sid);
+    expect(await api.deliveries(sid)).toHaveLength(1);
+    const settled = await api.view(sid);
     expect(settled.inbox).toEqual({ pending: 0, claimed: 1, generation: 1 });
     expect(settled.resume).toMatchObject({
       resume_id: after.resume.resume_id,
@@ -97,7 +86,7 @@ describe("a terminal result for a suspended session", () => {
       attempts: 1,
     });
 
-    const pulled = await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`);
+    const pulled = await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`);
     expect(pulled.status).toBe(200);
     expect(pulled.body).toMatchObject({
       handle: "h1",
@@ -110,18 +99,18 @@ describe("a terminal result for a suspended session", () => {
 
 describe("what a waking completion costs", () => {
   it("writes 9 SQLite rows: the first delivery attempt is in the completion's own commit", async () => {
-    const sid = uniqueId("wake-rows");
-    const { tokens } = await suspendedOn(sid, ["h1"]);
-    const stats = async () => (await call("GET", `/v1/sessions/${sid}/stats`)).body;
+    const sid = api.uniqueId("wake-rows");
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
+    const stats = async () => (await api.call("GET", `/v1/sessions/${sid}/stats`)).body;
     const before = await stats();
-    expect((await complete(sid, "h1", tokens.h1!, result(0, "x"))).status).toBe(202);
-    await vi.waitFor(async () => expect((await view(sid)).resume.state).toBe("delivered"));
+    expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"))).status).toBe(202);
+    await vi.waitFor(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
     const after = await stats();
     // The session row twice (the completion with its attempt, then the delivery's outcome), the
     // job row and its completion-time index entry, the inbox row and its two index entries, and
     // two audit slots (the completion, the delivery). No alarm ran.
     expect(after.rows_written - before.rows_written).toBe(9);
     expect(after.alarms - before.alarms).toBe(0);
-    expect(await deliveries(sid)).toHaveLength(1);
+    expect(await api.deliveries(sid)).toHaveLength(1);
   });
 });

@@ -1,84 +1,74 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  claim,
-  complete,
-  deliveries,
-  registerRun,
-  result,
-  scriptHost,
-  sleep,
-  stubOf,
-  suspendedOn,
-  uniqueId,
-  until,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
-async function wake(sid: string, script: Parameters<typeof scriptHost>[1]) {
-  await scriptHost(sid, script);
-  const { tokens } = await suspendedOn(sid, ["h1"]);
-  await complete(sid, "h1", tokens.h1!, result(0, "x"));
+async function wake(sid: string, script: Parameters<typeof api.scriptHost>[1]) {
+  await api.scriptHost(sid, script);
+  const { tokens } = await api.suspendedOn(sid, ["h1"]);
+  await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
 }
 
 const resumeIds = async (sid: string) =>
-  new Set((await deliveries(sid)).map((entry) => entry.headers["webhook-id"]));
+  new Set((await api.deliveries(sid)).map((entry) => entry.headers["webhook-id"]));
 
 describe("faults in the real runtime", () => {
   it("an agent host slower than the 10 s timeout is retried with the same resume_id", async () => {
-    const sid = uniqueId("slow");
+    const sid = api.uniqueId("slow");
     await wake(sid, [{ status: 200, delayMs: 11_000 }]);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(2), 25_000);
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(2), 25_000);
     expect((await resumeIds(sid)).size).toBe(1);
-    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
-    expect((await view(sid)).resume.attempts).toBe(2);
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
+    expect((await api.view(sid)).resume.attempts).toBe(2);
   }, 40_000);
 
   it("an agent host answering 410 is a failed delivery: retried, nothing in the inbox lost", async () => {
-    const sid = uniqueId("host-410");
+    const sid = api.uniqueId("host-410");
     await wake(sid, [410]);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(2));
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(2));
     expect((await resumeIds(sid)).size).toBe(1);
-    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
-    expect((await view(sid)).inbox.pending).toBe(1);
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
+    expect((await api.view(sid)).inbox.pending).toBe(1);
   });
 
   it("alarms run again while a delivery is on the wire send nothing twice", async () => {
-    const sid = uniqueId("alarm-twice");
+    const sid = api.uniqueId("alarm-twice");
     await wake(sid, [{ status: 200, delayMs: 1500 }]);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
-    await runInDurableObject(stubOf(sid), async (instance) => {
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
+    await runInDurableObject(api.stubOf(sid), async (instance) => {
       await Promise.all([instance.alarm(), instance.alarm()]);
     });
-    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"));
-    await sleep(300);
-    expect(await deliveries(sid)).toHaveLength(1);
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
+    await api.sleep(300);
+    expect(await api.deliveries(sid)).toHaveLength(1);
   });
 
   it("a run registered while the delivery is on the wire takes the resume; the late 2xx changes nothing", async () => {
-    const sid = uniqueId("interleave");
+    const sid = api.uniqueId("interleave");
     await wake(sid, [{ status: 200, delayMs: 1500 }]);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
-    const resumeId = (await view(sid)).resume.resume_id;
-    await registerRun(sid, { resume_id: resumeId });
-    expect((await view(sid)).resume.state).toBe("completed");
-    await sleep(2500);
-    expect((await view(sid)).resume).toMatchObject({ resume_id: resumeId, state: "completed" });
-    expect(await deliveries(sid)).toHaveLength(1);
-    expect((await claim(sid)).body.claims).toHaveLength(1);
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
+    const resumeId = (await api.view(sid)).resume.resume_id;
+    await api.registerRun(sid, { resume_id: resumeId });
+    expect((await api.view(sid)).resume.state).toBe("completed");
+    await api.sleep(2500);
+    expect((await api.view(sid)).resume).toMatchObject({ resume_id: resumeId, state: "completed" });
+    expect(await api.deliveries(sid)).toHaveLength(1);
+    expect((await api.claim(sid)).body.claims).toHaveLength(1);
   });
 
   it("an object aborted mid-delivery delivers the same resume again after restart, once more", async () => {
-    const sid = uniqueId("abort-mid");
+    const sid = api.uniqueId("abort-mid");
     await wake(sid, [{ status: 200, delayMs: 1500 }]);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
     await abortAllDurableObjects();
     // The attempt was recorded before the POST, so the restarted object retries once the attempt's
     // window (10 s timeout + 5 s margin) has passed.
-    await until(async () => expect((await view(sid)).resume.state).toBe("delivered"), 30_000);
-    const sent = await deliveries(sid);
+    await api.until(
+      async () => expect((await api.view(sid)).resume.state).toBe("delivered"),
+      30_000,
+    );
+    const sent = await api.deliveries(sid);
     expect(sent.length).toBe(2);
     expect((await resumeIds(sid)).size).toBe(1);
-    expect((await view(sid)).inbox.pending).toBe(1);
+    expect((await api.view(sid)).inbox.pending).toBe(1);
   }, 40_000);
 });

@@ -1,14 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  call,
-  complete,
-  createSession,
-  registerRun,
-  reserve,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 import { AGENT_TOKEN } from "../support/secrets";
 
 const ROUTES = [
@@ -97,12 +89,12 @@ const pathId = fc.constantFrom(
 
 describe("an HTTP fuzz over every route", () => {
   it("answers every malformed request with a 4xx problem+json and changes nothing", async () => {
-    const sid = uniqueId("fuzz");
-    await createSession(sid);
-    const job = await reserve(sid, "h1");
-    await registerRun(sid);
-    const before = await view(sid);
-    const messagesBefore = (await call("GET", `/v1/sessions/${sid}/messages`)).body;
+    const sid = api.uniqueId("fuzz");
+    await api.createSession(sid);
+    const job = await api.reserve(sid, "h1");
+    await api.registerRun(sid);
+    const before = await api.view(sid);
+    const messagesBefore = (await api.call("GET", `/v1/sessions/${sid}/messages`)).body;
     const codes = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
@@ -115,7 +107,7 @@ describe("an HTTP fuzz over every route", () => {
             input.type === "" ? {} : { "content-type": input.type };
           const token =
             path.endsWith("/completion") && useJobToken ? job.callback.token : undefined;
-          const answer = await call(method, path, { raw: input.raw, headers, token });
+          const answer = await api.call(method, path, { raw: input.raw, headers, token });
           if (answer.status < 400) return; // Some bodies are valid by chance (e.g. `{}` for a claim on another run).
           expect(answer.status).toBeLessThan(500);
           expect(answer.headers.get("content-type")).toBe("application/problem+json");
@@ -126,12 +118,12 @@ describe("an HTTP fuzz over every route", () => {
       { numRuns: 400, seed: 42 },
     );
     // Valid-by-chance requests can only have changed a fuzz-run or a non-session route; this session holds.
-    const after = await view(sid);
+    const after = await api.view(sid);
     expect(after.message_count).toBe(before.message_count);
-    expect((await call("GET", `/v1/sessions/${sid}/messages`)).body).toEqual(messagesBefore);
+    expect((await api.call("GET", `/v1/sessions/${sid}/messages`)).body).toEqual(messagesBefore);
     expect(after.inbox).toEqual(before.inbox);
     expect(after.run).toEqual(before.run);
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.status).toBe("running");
     expect(
       [...codes].every((code) =>
         [
@@ -153,7 +145,7 @@ describe("an HTTP fuzz over every route", () => {
     await fc.assert(
       fc.asyncProperty(pathId, fc.constantFrom(...ROUTES), async (id, [method, template]) => {
         const path = template.replace("{sid}", id).replace("{run}", id);
-        const answer = await call(method, path, { body: {} });
+        const answer = await api.call(method, path, { body: {} });
         expect(answer.status).toBeGreaterThanOrEqual(400);
         expect(answer.status).toBeLessThan(500);
         expect(answer.headers.get("content-type")).toBe("application/problem+json");
@@ -163,12 +155,12 @@ describe("an HTTP fuzz over every route", () => {
   }, 60_000);
 
   it("a duplicated Authorization header is refused", async () => {
-    const sid = uniqueId("dup-header");
-    await createSession(sid);
+    const sid = api.uniqueId("dup-header");
+    await api.createSession(sid);
     const headers = new Headers();
     headers.append("authorization", `Bearer ${AGENT_TOKEN}`);
     headers.append("authorization", "Bearer wrong");
-    const answer = await call("GET", `/v1/sessions/${sid}`, {
+    const answer = await api.call("GET", `/v1/sessions/${sid}`, {
       token: null,
       headers: Object.fromEntries([["authorization", headers.get("authorization") ?? ""]]),
     });
@@ -176,13 +168,13 @@ describe("an HTTP fuzz over every route", () => {
   });
 
   it("a completion replayed after its session was deleted is refused and wakes nothing", async () => {
-    const sid = uniqueId("replay");
-    await createSession(sid);
-    const job = await reserve(sid, "h1");
+    const sid = api.uniqueId("replay");
+    await api.createSession(sid);
+    const job = await api.reserve(sid, "h1");
     const body = { status: "completed", exit_code: 0, output: "x" };
-    expect((await complete(sid, "h1", job.callback.token, body)).status).toBe(202);
-    await call("DELETE", `/v1/sessions/${sid}`);
-    const replayed = await complete(sid, "h1", job.callback.token, body);
+    expect((await api.complete(sid, "h1", job.callback.token, body)).status).toBe(202);
+    await api.call("DELETE", `/v1/sessions/${sid}`);
+    const replayed = await api.complete(sid, "h1", job.callback.token, body);
     expect(replayed.status).toBe(410);
     expect(replayed.body.code).toBe("lifetime_ended");
   });

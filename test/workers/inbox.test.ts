@@ -1,36 +1,26 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  call,
-  claim,
-  complete,
-  createSession,
-  reserve,
-  result,
-  stubOf,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
 async function sessionWithItems(sid: string, count: number) {
-  await createSession(sid);
+  await api.createSession(sid);
   for (let i = 0; i < count; i += 1) {
-    const job = await reserve(sid, `h${i}`);
-    await complete(sid, `h${i}`, job.callback.token, result(0, `out ${i}`));
+    const job = await api.reserve(sid, `h${i}`);
+    await api.complete(sid, `h${i}`, job.callback.token, api.result(0, `out ${i}`));
   }
 }
 
 describe("the inbox", () => {
   it("claims in generation order up to max, with a lease", async () => {
-    const sid = uniqueId("claim-order");
+    const sid = api.uniqueId("claim-order");
     await sessionWithItems(sid, 3);
-    const first = await claim(sid, { max: 2, lease_ms: 60_000 });
+    const first = await api.claim(sid, { max: 2, lease_ms: 60_000 });
     expect(first.status).toBe(200);
     expect(first.body.claims.map((entry: any) => entry.envelope.generation)).toEqual([1, 2]);
     expect(Date.parse(first.body.claims[0].lease_expires_at)).toBeGreaterThan(Date.now() + 50_000);
-    const second = await claim(sid, { max: 2 });
+    const second = await api.claim(sid, { max: 2 });
     expect(second.body.claims.map((entry: any) => entry.envelope.generation)).toEqual([3]);
-    expect((await call("GET", `/v1/sessions/${sid}/inbox`)).body).toEqual({
+    expect((await api.call("GET", `/v1/sessions/${sid}/inbox`)).body).toEqual({
       pending: 0,
       claimed: 3,
       acked: 0,
@@ -39,41 +29,41 @@ describe("the inbox", () => {
   });
 
   it("an item whose lease expired is claimable again (redelivery)", async () => {
-    const sid = uniqueId("lease");
+    const sid = api.uniqueId("lease");
     await sessionWithItems(sid, 1);
-    const first = await claim(sid, { lease_ms: 1000 });
-    expect((await claim(sid)).body.claims).toEqual([]);
+    const first = await api.claim(sid, { lease_ms: 1000 });
+    expect((await api.claim(sid)).body.claims).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect((await view(sid)).inbox).toMatchObject({ pending: 1, claimed: 0 });
-    const again = await claim(sid);
+    expect((await api.view(sid)).inbox).toMatchObject({ pending: 1, claimed: 0 });
+    const again = await api.claim(sid);
     expect(again.body.claims.map((entry: any) => entry.envelope.id)).toEqual([
       first.body.claims[0].envelope.id,
     ]);
   });
 
   it("ack is idempotent and reports unknown ids", async () => {
-    const sid = uniqueId("ack");
+    const sid = api.uniqueId("ack");
     await sessionWithItems(sid, 2);
-    const ids = (await claim(sid)).body.claims.map((entry: any) => entry.envelope.id);
-    const acked = await call("POST", `/v1/sessions/${sid}/inbox/ack`, {
+    const ids = (await api.claim(sid)).body.claims.map((entry: any) => entry.envelope.id);
+    const acked = await api.call("POST", `/v1/sessions/${sid}/inbox/ack`, {
       body: { ids: [ids[0], "env_nope"] },
     });
     expect(acked.status).toBe(200);
     expect(acked.body).toEqual({ acked: [ids[0]], unknown: ["env_nope"] });
-    const again = await call("POST", `/v1/sessions/${sid}/inbox/ack`, { body: { ids } });
+    const again = await api.call("POST", `/v1/sessions/${sid}/inbox/ack`, { body: { ids } });
     expect(again.body).toEqual({ acked: ids, unknown: [] });
-    expect((await call("GET", `/v1/sessions/${sid}/inbox`)).body).toMatchObject({
+    expect((await api.call("GET", `/v1/sessions/${sid}/inbox`)).body).toMatchObject({
       pending: 0,
       claimed: 0,
       acked: 2,
     });
     // An acked item is never redelivered.
-    expect((await claim(sid)).body.claims).toEqual([]);
+    expect((await api.claim(sid)).body.claims).toEqual([]);
   });
 
   it("a claim of more than 128 is refused with 422", async () => {
-    const sid = uniqueId("claim-max");
-    await createSession(sid);
+    const sid = api.uniqueId("claim-max");
+    await api.createSession(sid);
     for (const body of [
       { max: 129 },
       { max: 0 },
@@ -81,18 +71,18 @@ describe("the inbox", () => {
       { lease_ms: 3_600_001 },
       { max: 1.5 },
     ]) {
-      const answer = await claim(sid, body);
+      const answer = await api.claim(sid, body);
       expect(answer.status).toBe(422);
       expect(answer.body.code).toBe("invalid_request");
     }
   });
 
   it("at 1024 unacknowledged items a completion gets 429 inbox_full with Retry-After, and acking makes room", async () => {
-    const sid = uniqueId("backlog");
+    const sid = api.uniqueId("backlog");
     await sessionWithItems(sid, 1);
-    const last = await reserve(sid, "last");
+    const last = await api.reserve(sid, "last");
     // Fill the backlog through storage (the pool is slow at thousands of requests), then reload.
-    await runInDurableObject(stubOf(sid), (_, state) => {
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
       const sql = state.storage.sql;
       const row = sql.exec<{ envelope: string }>("SELECT envelope FROM inbox").one();
       for (let generation = 2; generation <= 1024; generation += 1) {
@@ -111,21 +101,21 @@ describe("the inbox", () => {
       sql.exec("UPDATE session SET generation = 1024");
     });
     await abortAllDurableObjects();
-    const before = await view(sid);
+    const before = await api.view(sid);
     expect(before.inbox).toEqual({ pending: 1024, claimed: 0, generation: 1024 });
 
-    const full = await complete(sid, "last", last.callback.token, result(0, "x"));
+    const full = await api.complete(sid, "last", last.callback.token, api.result(0, "x"));
     expect(full.status).toBe(429);
     expect(full.body.code).toBe("inbox_full");
     expect(full.headers.get("retry-after")).toBe("5");
-    expect(await view(sid)).toEqual(before);
+    expect(await api.view(sid)).toEqual(before);
 
-    const claimed = await claim(sid, { max: 128 });
+    const claimed = await api.claim(sid, { max: 128 });
     expect(claimed.body.claims).toHaveLength(128);
-    await call("POST", `/v1/sessions/${sid}/inbox/ack`, {
+    await api.call("POST", `/v1/sessions/${sid}/inbox/ack`, {
       body: { ids: [claimed.body.claims[0].envelope.id] },
     });
-    const accepted = await complete(sid, "last", last.callback.token, result(0, "x"));
+    const accepted = await api.complete(sid, "last", last.callback.token, api.result(0, "x"));
     expect(accepted.status).toBe(202);
     expect(accepted.body.generation).toBe(1025);
   });

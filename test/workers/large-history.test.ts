@@ -2,18 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { completionEnvelope } from "../../src/domain/messages";
 import type { Job, JobResult } from "../../src/domain/state";
-import {
-  call,
-  complete,
-  createSession,
-  registerRun,
-  reserve,
-  result,
-  stubOf,
-  suspend,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
 const MiB = 1024 * 1024;
 const JOBS = 200;
@@ -23,7 +12,7 @@ const UNACKED = 1_000;
 
 /** The bytes of an answer as it travels. */
 async function measured(method: string, path: string, body?: unknown) {
-  const answer = await call(method, path, { body });
+  const answer = await api.call(method, path, { body });
   return { ...answer, bytes: new TextEncoder().encode(JSON.stringify(answer.body)).byteLength };
 }
 
@@ -32,7 +21,7 @@ async function measured(method: string, path: string, body?: unknown) {
  * 20,000 messages, and 1,000 unacked envelopes escaped to near their 64 KiB limit.
  */
 async function seed(sid: string, lifetime: string): Promise<void> {
-  await runInDurableObject(stubOf(sid), (_, state) => {
+  await runInDurableObject(api.stubOf(sid), (_, state) => {
     const sql = state.storage.sql;
     const now = Date.now();
     state.storage.transactionSync(() => {
@@ -88,8 +77,8 @@ async function seed(sid: string, lifetime: string): Promise<void> {
 
 describe("a session with a long history", () => {
   it("answers every route within its size bounds and keeps taking completions", async () => {
-    const sid = uniqueId("long");
-    const created = await createSession(sid);
+    const sid = api.uniqueId("long");
+    const created = await api.createSession(sid);
     await seed(sid, created.lifetime);
     const base = `/v1/sessions/${sid}`;
 
@@ -128,13 +117,13 @@ describe("a session with a long history", () => {
     expect(taken.length).toBeGreaterThan(1);
     expect(taken.length).toBeLessThan(128);
     expect(taken).toEqual(Array.from({ length: taken.length }, (_, i) => i + 1));
-    const next = await call("POST", `${base}/inbox/claim`, { body: { max: 1 } });
+    const next = await api.call("POST", `${base}/inbox/claim`, { body: { max: 1 } });
     expect(next.body.claims[0].envelope.generation).toBe(taken.length + 1);
 
     const ids = claimed.body.claims.map((entry: { envelope: { id: string } }) => entry.envelope.id);
-    const acked = await call("POST", `${base}/inbox/ack`, { body: { ids } });
+    const acked = await api.call("POST", `${base}/inbox/ack`, { body: { ids } });
     expect(acked.body).toEqual({ acked: ids, unknown: [] });
-    expect((await call("GET", `${base}/inbox`)).body).toEqual({
+    expect((await api.call("GET", `${base}/inbox`)).body).toEqual({
       pending: UNACKED - taken.length - 1,
       claimed: 1,
       acked: taken.length,
@@ -142,65 +131,65 @@ describe("a session with a long history", () => {
     });
 
     // The conversation goes on: append, reserve, suspend, complete, wake.
-    const appended = await call("POST", `${base}/messages`, {
+    const appended = await api.call("POST", `${base}/messages`, {
       body: { role: "user", content: "hi" },
     });
     expect(appended.body).toEqual({ index: MESSAGES });
-    const job = await reserve(sid, "new-1");
-    const runId = await registerRun(sid);
-    const suspended = await suspend(sid, runId, ["new-1"]);
+    const job = await api.reserve(sid, "new-1");
+    const runId = await api.registerRun(sid);
+    const suspended = await api.suspend(sid, runId, ["new-1"]);
     expect(suspended.status).toBe(200);
     expect(new TextEncoder().encode(JSON.stringify(suspended.body)).byteLength).toBeLessThan(8192);
-    const done = await complete(sid, "new-1", job.callback.token, result(0, "fresh"));
+    const done = await api.complete(sid, "new-1", job.callback.token, api.result(0, "fresh"));
     expect(done.body).toMatchObject({
       outcome: "accepted",
       generation: UNACKED + 1,
       disposition: "resume_scheduled",
     });
-    expect((await view(sid)).status).toBe("resuming");
+    expect((await api.view(sid)).status).toBe("resuming");
   }, 120_000);
 });
 
 describe("limits that answer instead of crashing", () => {
   it("a message over 1 MiB of JSON gets 413 and stores nothing; one just under is kept", async () => {
-    const sid = uniqueId("big-message");
-    await createSession(sid);
-    const tooBig = await call("POST", `/v1/sessions/${sid}/messages`, {
+    const sid = api.uniqueId("big-message");
+    await api.createSession(sid);
+    const tooBig = await api.call("POST", `/v1/sessions/${sid}/messages`, {
       body: { role: "user", content: "x".repeat(MiB) },
     });
     expect([tooBig.status, tooBig.body.code]).toEqual([413, "payload_too_large"]);
     expect(tooBig.headers.get("content-type")).toBe("application/problem+json");
-    expect((await view(sid)).message_count).toBe(0);
-    const fits = await call("POST", `/v1/sessions/${sid}/messages`, {
+    expect((await api.view(sid)).message_count).toBe(0);
+    const fits = await api.call("POST", `/v1/sessions/${sid}/messages`, {
       body: { role: "user", content: "x".repeat(MiB - 100) },
     });
     expect(fits.status).toBe(201);
-    const listed = (await call("GET", `/v1/sessions/${sid}/messages`)).body;
+    const listed = (await api.call("GET", `/v1/sessions/${sid}/messages`)).body;
     expect(listed.messages).toHaveLength(1);
     expect(listed.messages[0].content).toHaveLength(MiB - 100);
   });
 
   it("session metadata over 64 KiB gets 413 and no session is created", async () => {
-    const sid = uniqueId("big-metadata");
-    const answer = await call("POST", "/v1/sessions", {
+    const sid = api.uniqueId("big-metadata");
+    const answer = await api.call("POST", "/v1/sessions", {
       body: { id: sid, metadata: { notes: "x".repeat(64 * 1024) } },
     });
     expect([answer.status, answer.body.code]).toEqual([413, "payload_too_large"]);
-    expect((await call("GET", `/v1/sessions/${sid}`)).status).toBe(404);
+    expect((await api.call("GET", `/v1/sessions/${sid}`)).status).toBe(404);
   });
 
   it("a message page stops before its byte budget but always carries one message", async () => {
-    const sid = uniqueId("fat-pages");
-    await createSession(sid);
+    const sid = api.uniqueId("fat-pages");
+    await api.createSession(sid);
     for (let i = 0; i < 3; i += 1) {
-      await call("POST", `/v1/sessions/${sid}/messages`, {
+      await api.call("POST", `/v1/sessions/${sid}/messages`, {
         body: { role: "user", content: `${i}`.repeat(600 * 1024) },
       });
     }
     const first = await measured("GET", `/v1/sessions/${sid}/messages?limit=500`);
     expect(first.body.messages).toHaveLength(1);
     expect(first.body.next_after).toBe(0);
-    const second = (await call("GET", `/v1/sessions/${sid}/messages?after=0`)).body;
+    const second = (await api.call("GET", `/v1/sessions/${sid}/messages?after=0`)).body;
     expect(second.messages.map((m: { index: number }) => m.index)).toEqual([1]);
   });
 });

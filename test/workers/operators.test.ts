@@ -2,56 +2,39 @@
 // a stuck agent — each recorded, each refused with a typed error when it does not apply.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  call,
-  claim,
-  complete,
-  createSession,
-  deliveries,
-  fireAlarm,
-  registerRun,
-  reserve,
-  result,
-  scriptHost,
-  stubOf,
-  suspend,
-  suspendedOn,
-  uniqueId,
-  until,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 import { ACME_AGENT_TOKEN, AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
 
 const OPERATOR = OPERATOR_TOKEN;
 const ops = (method: string, path: string, body?: unknown) =>
-  call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR, body });
+  api.call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR, body });
 const events = async (sid: string, query = "") =>
   (await ops("GET", `${sid}/events${query}`)).body.events as Array<Record<string, unknown>>;
 
 describe("operator authentication", () => {
   it("agent tokens do not open operator routes, and operator tokens do not open agent routes", async () => {
-    const sid = uniqueId("tokens");
-    await createSession(sid);
+    const sid = api.uniqueId("tokens");
+    await api.createSession(sid);
     for (const token of [AGENT_TOKEN, ACME_AGENT_TOKEN, null, "wrong"]) {
-      const answer = await call("GET", `/v1/ops/sessions/default/${sid}`, { token });
+      const answer = await api.call("GET", `/v1/ops/sessions/default/${sid}`, { token });
       expect([String(token), answer.status, answer.body.code]).toEqual([
         String(token),
         401,
         "unauthorized",
       ]);
     }
-    const agentRoute = await call("GET", `/v1/sessions/${sid}`, { token: OPERATOR });
+    const agentRoute = await api.call("GET", `/v1/sessions/${sid}`, { token: OPERATOR });
     expect([agentRoute.status, agentRoute.body.code]).toEqual([401, "unauthorized"]);
     expect((await ops("GET", sid)).body).toMatchObject({ id: sid, tenant: "default" });
   });
 
   it("an operator reaches a session of any tenant by its tenant in the path; unknown ones are 404", async () => {
-    const sid = uniqueId("any-tenant");
-    await call("POST", "/v1/sessions", { token: ACME_AGENT_TOKEN, body: { id: sid } });
-    const seen = await call("GET", `/v1/ops/sessions/acme/${sid}`, { token: OPERATOR });
+    const sid = api.uniqueId("any-tenant");
+    await api.call("POST", "/v1/sessions", { token: ACME_AGENT_TOKEN, body: { id: sid } });
+    const seen = await api.call("GET", `/v1/ops/sessions/acme/${sid}`, { token: OPERATOR });
     expect(seen.body).toMatchObject({ id: sid, tenant: "acme" });
     for (const path of [`default/${sid}`, `globex/${sid}`, `Acme/${sid}`, `acme/..`]) {
-      const answer = await call("GET", `/v1/ops/sessions/${path}`, { token: OPERATOR });
+      const answer = await api.call("GET", `/v1/ops/sessions/${path}`, { token: OPERATOR });
       expect([path, answer.status]).toEqual([path, 404]);
     }
   });
@@ -59,20 +42,22 @@ describe("operator authentication", () => {
 
 describe("the audit trail", () => {
   it("records a session's story in order: run, suspend, completions of each outcome, delivery, claim, ack, finish", async () => {
-    const sid = uniqueId("story");
-    const { tokens, runId } = await suspendedOn(sid, ["h1"]);
-    expect((await complete(sid, "h1", tokens.h1!, result(0, "out"))).status).toBe(202);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(1));
-    await until(async () => expect((await events(sid)).map((e) => e.type)).toContain("delivery"));
-    expect((await complete(sid, "h1", tokens.h1!, result(0, "out"))).status).toBe(200);
-    expect((await complete(sid, "h1", tokens.h1!, result(1, "other"))).status).toBe(409);
-    const resumeId = (await view(sid)).resume.resume_id;
-    const woken = await registerRun(sid, { resume_id: resumeId });
-    const claimed = (await claim(sid)).body.claims;
-    await call("POST", `/v1/sessions/${sid}/inbox/ack`, {
+    const sid = api.uniqueId("story");
+    const { tokens, runId } = await api.suspendedOn(sid, ["h1"]);
+    expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "out"))).status).toBe(202);
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
+    await api.until(async () =>
+      expect((await events(sid)).map((e) => e.type)).toContain("delivery"),
+    );
+    expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "out"))).status).toBe(200);
+    expect((await api.complete(sid, "h1", tokens.h1!, api.result(1, "other"))).status).toBe(409);
+    const resumeId = (await api.view(sid)).resume.resume_id;
+    const woken = await api.registerRun(sid, { resume_id: resumeId });
+    const claimed = (await api.claim(sid)).body.claims;
+    await api.call("POST", `/v1/sessions/${sid}/inbox/ack`, {
       body: { ids: [claimed[0].envelope.id] },
     });
-    await call("POST", `/v1/sessions/${sid}/runs/${woken}/finish`);
+    await api.call("POST", `/v1/sessions/${sid}/runs/${woken}/finish`);
 
     const trail = await events(sid);
     expect(trail.map((event) => event.type)).toEqual([
@@ -105,11 +90,11 @@ describe("the audit trail", () => {
   });
 
   it("a failed delivery is recorded with its status and error", async () => {
-    const sid = uniqueId("failed-attempt");
-    await scriptHost(sid, [503]);
-    const { tokens } = await suspendedOn(sid, ["h1"]);
-    await complete(sid, "h1", tokens.h1!, result(0, "x"));
-    await until(async () =>
+    const sid = api.uniqueId("failed-attempt");
+    await api.scriptHost(sid, [503]);
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
+    await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
+    await api.until(async () =>
       expect((await events(sid)).filter((e) => e.type === "delivery")).toHaveLength(1),
     );
     const [attempt] = (await events(sid)).filter((event) => event.type === "delivery");
@@ -117,12 +102,12 @@ describe("the audit trail", () => {
   });
 
   it("a completion of an ended lifetime is recorded by the lifetime that refused it", async () => {
-    const sid = uniqueId("old-lifetime");
-    const first = await createSession(sid);
-    const { callback } = await reserve(sid, "h1");
-    await call("DELETE", `/v1/sessions/${sid}`);
-    await createSession(sid);
-    const refused = await complete(sid, "h1", callback.token, result(0, "late"));
+    const sid = api.uniqueId("old-lifetime");
+    const first = await api.createSession(sid);
+    const { callback } = await api.reserve(sid, "h1");
+    await api.call("DELETE", `/v1/sessions/${sid}`);
+    await api.createSession(sid);
+    const refused = await api.complete(sid, "h1", callback.token, api.result(0, "late"));
     expect(refused.status).toBe(410);
     expect(await events(sid)).toMatchObject([
       {
@@ -135,34 +120,35 @@ describe("the audit trail", () => {
   });
 
   it("a completion for a session that does not exist leaves no trail and no storage", async () => {
-    const sid = uniqueId("gone");
-    await createSession(sid);
-    const { callback } = await reserve(sid, "h1");
-    await call("DELETE", `/v1/sessions/${sid}`);
-    expect((await complete(sid, "h1", callback.token, result(0, "late"))).status).toBe(410);
+    const sid = api.uniqueId("gone");
+    await api.createSession(sid);
+    const { callback } = await api.reserve(sid, "h1");
+    await api.call("DELETE", `/v1/sessions/${sid}`);
+    expect((await api.complete(sid, "h1", callback.token, api.result(0, "late"))).status).toBe(410);
     expect((await ops("GET", `${sid}/events`)).status).toBe(404);
   });
 
   it("a ceiling that fires is recorded with the handles it gave up on", async () => {
-    const sid = uniqueId("ceiling");
-    await createSession(sid);
-    await reserve(sid, "h1");
-    await reserve(sid, "h2");
-    const runId = await registerRun(sid);
-    await suspend(sid, runId, ["h1", "h2"], { ceiling_ms: 1000 });
+    const sid = api.uniqueId("ceiling");
+    await api.createSession(sid);
+    await api.reserve(sid, "h1");
+    await api.reserve(sid, "h2");
+    const runId = await api.registerRun(sid);
+    await api.suspend(sid, runId, ["h1", "h2"], { ceiling_ms: 1000 });
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    await fireAlarm(sid);
+    await api.fireAlarm(sid);
     expect((await events(sid)).find((event) => event.type === "ceiling")).toMatchObject({
       handles: ["h1", "h2"],
     });
   });
 
   it("keeps only the newest AUDIT_MAX_EVENTS events (40 here), paged by seq", async () => {
-    const sid = uniqueId("bounded");
-    await createSession(sid);
-    const { callback } = await reserve(sid, "h1");
-    await complete(sid, "h1", callback.token, result(0, "x"));
-    for (let i = 0; i < 99; i += 1) await complete(sid, "h1", callback.token, result(0, "x"));
+    const sid = api.uniqueId("bounded");
+    await api.createSession(sid);
+    const { callback } = await api.reserve(sid, "h1");
+    await api.complete(sid, "h1", callback.token, api.result(0, "x"));
+    for (let i = 0; i < 99; i += 1)
+      await api.complete(sid, "h1", callback.token, api.result(0, "x"));
     const all = (await ops("GET", `${sid}/events?limit=500`)).body.events as { seq: number }[];
     // 100 completions and the resume's delivery: the newest 40 remain, whatever the order.
     expect(all).toHaveLength(40);
@@ -179,17 +165,17 @@ describe("the audit trail", () => {
     expect(rest.next_after).toBeNull();
     // The storage is bounded too: a ring of 40 rows, older events overwritten in place.
     const rows = await runInDurableObject(
-      stubOf(sid),
+      api.stubOf(sid),
       (_, state) =>
         state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM audit").one().n,
     );
     expect(rows).toBe(40);
     // A page reads its own rows by slot, not the whole ring.
-    const before = (await call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
+    const before = (await api.call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
     expect((await ops("GET", `${sid}/events?after=${last - 10}&limit=2`)).body.events).toHaveLength(
       2,
     );
-    const after = (await call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
+    const after = (await api.call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
     // Reading the whole ring would be 40 rows and more; a page of 2 reads a handful.
     expect(after - before).toBeLessThanOrEqual(10);
     const bad = await ops("GET", `${sid}/events?limit=0`);
@@ -199,8 +185,8 @@ describe("the audit trail", () => {
 
 describe("operator actions", () => {
   it("expire-wait ends an armed wait now, as its ceiling would, and is refused when none is armed", async () => {
-    const sid = uniqueId("expire");
-    await suspendedOn(sid, ["h1"]);
+    const sid = api.uniqueId("expire");
+    await api.suspendedOn(sid, ["h1"]);
     const expired = await ops("POST", `${sid}/expire-wait`);
     expect(expired.status).toBe(200);
     expect(expired.body).toMatchObject({ status: "resuming", waiting_for_bash: null });
@@ -213,15 +199,15 @@ describe("operator actions", () => {
   });
 
   it("mark-lost gives a running job the result lost, ended_by operator, and wakes like any lost result", async () => {
-    const sid = uniqueId("lost");
-    const { tokens } = await suspendedOn(sid, ["h1"]);
+    const sid = api.uniqueId("lost");
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
     const marked = await ops("POST", `${sid}/exec-jobs/h1/mark-lost`);
     expect([marked.status, marked.body.outcome]).toEqual([200, "accepted"]);
-    const job = (await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
+    const job = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
     expect(job).toMatchObject({ status: "lost", ended_by: "operator", exit_code: null });
-    expect((await view(sid)).resume.reason).toBe("background_exec_outcome_unknown");
+    expect((await api.view(sid)).resume.reason).toBe("background_exec_outcome_unknown");
     // The runner's late result now conflicts: the first result wins.
-    expect((await complete(sid, "h1", tokens.h1!, result(0, "late"))).status).toBe(409);
+    expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "late"))).status).toBe(409);
     const again = await ops("POST", `${sid}/exec-jobs/h1/mark-lost`);
     expect([again.status, again.body.code]).toEqual([409, "invalid_transition"]);
     const unknown = await ops("POST", `${sid}/exec-jobs/nope/mark-lost`);
@@ -234,23 +220,25 @@ describe("operator actions", () => {
   it("redeliver gives a failed resume a new resume_id that is delivered; refused when none failed", {
     timeout: 30_000,
   }, async () => {
-    const sid = uniqueId("redeliver");
+    const sid = api.uniqueId("redeliver");
     const refused = await (async () => {
-      await scriptHost(sid, [503, 503, 503, 503]);
-      const { tokens } = await suspendedOn(sid, ["h1"]);
+      await api.scriptHost(sid, [503, 503, 503, 503]);
+      const { tokens } = await api.suspendedOn(sid, ["h1"]);
       const early = await ops("POST", `${sid}/redeliver`);
-      await complete(sid, "h1", tokens.h1!, result(0, "x"));
+      await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
       return early;
     })();
     expect([refused.status, refused.body.code]).toEqual([409, "invalid_transition"]);
-    await until(async () => expect((await view(sid)).resume.state).toBe("failed"), 20_000);
-    const failedId = (await view(sid)).resume.resume_id;
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("failed"), 20_000);
+    const failedId = (await api.view(sid)).resume.resume_id;
     const redelivered = await ops("POST", `${sid}/redeliver`);
     expect(redelivered.status).toBe(200);
     expect(redelivered.body.resume_id).not.toBe(failedId);
-    await until(async () => expect(await deliveries(sid)).toHaveLength(5));
-    expect((await deliveries(sid)).at(-1)?.headers["webhook-id"]).toBe(redelivered.body.resume_id);
-    expect((await view(sid)).resume).toMatchObject({ state: "delivered", attempts: 1 });
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(5));
+    expect((await api.deliveries(sid)).at(-1)?.headers["webhook-id"]).toBe(
+      redelivered.body.resume_id,
+    );
+    expect((await api.view(sid)).resume).toMatchObject({ state: "delivered", attempts: 1 });
     expect((await events(sid)).find((e) => e.type === "operator")).toMatchObject({
       action: "redeliver",
       resume_id: redelivered.body.resume_id,
@@ -260,37 +248,37 @@ describe("operator actions", () => {
   it("a run registered after a failed resume takes it: nothing is left to redeliver", {
     timeout: 30_000,
   }, async () => {
-    const sid = uniqueId("recovered");
-    await scriptHost(sid, [503, 503, 503, 503]);
-    const { tokens } = await suspendedOn(sid, ["h1"]);
-    await complete(sid, "h1", tokens.h1!, result(0, "x"));
-    await until(async () => expect((await view(sid)).resume.state).toBe("failed"), 20_000);
+    const sid = api.uniqueId("recovered");
+    await api.scriptHost(sid, [503, 503, 503, 503]);
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
+    await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("failed"), 20_000);
     // The host comes back by itself and registers a run.
-    const runId = await registerRun(sid);
-    expect((await view(sid)).resume).toMatchObject({ state: "completed" });
+    const runId = await api.registerRun(sid);
+    expect((await api.view(sid)).resume).toMatchObject({ state: "completed" });
     const refused = await ops("POST", `${sid}/redeliver`);
     expect([refused.status, refused.body.code]).toEqual([409, "invalid_transition"]);
-    expect(await deliveries(sid)).toHaveLength(4);
+    expect(await api.deliveries(sid)).toHaveLength(4);
     // Finishing with the result unclaimed is a new wake (inbox_pending), not the failed one again.
-    await call("POST", `/v1/sessions/${sid}/runs/${runId}/finish`);
-    expect((await view(sid)).resume.reason).toBe("inbox_pending");
+    await api.call("POST", `/v1/sessions/${sid}/runs/${runId}/finish`);
+    expect((await api.view(sid)).resume.reason).toBe("inbox_pending");
     expect((await ops("POST", `${sid}/redeliver`)).status).toBe(409);
   });
 
   it("registering the active run again records nothing new", async () => {
-    const sid = uniqueId("re-register");
-    await createSession(sid);
-    await registerRun(sid, { run_id: "run-1" });
-    await registerRun(sid, { run_id: "run-1" });
+    const sid = api.uniqueId("re-register");
+    await api.createSession(sid);
+    await api.registerRun(sid, { run_id: "run-1" });
+    await api.registerRun(sid, { run_id: "run-1" });
     expect((await events(sid)).map((event) => event.type)).toEqual(["run_registered"]);
   });
 
   it("an operator delete ends the lifetime like the agent's, and a second one is 404", async () => {
-    const sid = uniqueId("op-delete");
-    const { tokens } = await suspendedOn(sid, ["h1"]);
+    const sid = api.uniqueId("op-delete");
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
     expect((await ops("DELETE", sid)).status).toBe(204);
-    expect((await call("GET", `/v1/sessions/${sid}`)).body.code).toBe("not_found");
-    expect((await complete(sid, "h1", tokens.h1!, result(0, "x"))).status).toBe(410);
+    expect((await api.call("GET", `/v1/sessions/${sid}`)).body.code).toBe("not_found");
+    expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"))).status).toBe(410);
     expect((await ops("DELETE", sid)).status).toBe(404);
   });
 });

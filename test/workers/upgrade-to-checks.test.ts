@@ -1,16 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
-import {
-  call,
-  complete,
-  createSession,
-  reserve,
-  result,
-  stubOf,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 
 const CLAIM_TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -25,7 +16,7 @@ async function storeAsBeforeChecks(
   resume: Record<string, unknown>,
   editJob: (job: Row) => Row = (job) => job,
 ): Promise<void> {
-  await runInDurableObject(stubOf(sid), (_, state) => {
+  await runInDurableObject(api.stubOf(sid), (_, state) => {
     const sql = state.storage.sql;
     const session = sql.exec("SELECT * FROM session").one();
     const jobs = sql.exec("SELECT * FROM jobs").toArray();
@@ -98,10 +89,10 @@ describe("upgrading rows written before the checks keeps every resume state and 
   ])(
     "a $state resume keeps its state and only that state's fields",
     async ({ state, fields, expected }) => {
-      const sid = uniqueId(`upgrade-${state}`);
-      await createSession(sid);
+      const sid = api.uniqueId(`upgrade-${state}`);
+      await api.createSession(sid);
       await storeAsBeforeChecks(sid, oldResume(state, fields));
-      expect((await view(sid)).resume).toMatchObject({
+      expect((await api.view(sid)).resume).toMatchObject({
         resume_id: `rs-${state}`,
         state,
         ...expected,
@@ -110,11 +101,11 @@ describe("upgrading rows written before the checks keeps every resume state and 
   );
 
   it("a delivered resume without its next attempt waits the claim timeout from the upgrade, not redelivered at once", async () => {
-    const sid = uniqueId("upgrade-delivered");
-    await createSession(sid);
+    const sid = api.uniqueId("upgrade-delivered");
+    await api.createSession(sid);
     const before = Date.now();
     await storeAsBeforeChecks(sid, oldResume("delivered", { deliveredAt: 3_000, endedAt: 9 }));
-    const resume = (await view(sid)).resume;
+    const resume = (await api.view(sid)).resume;
     expect(resume).toMatchObject({ state: "delivered", delivered_at: iso(3_000), ended_at: null });
     const next = Date.parse(resume.next_attempt_at);
     expect(next).toBeGreaterThanOrEqual(before + CLAIM_TIMEOUT_MS - 1_000);
@@ -122,33 +113,33 @@ describe("upgrading rows written before the checks keeps every resume state and 
   });
 
   it("a finished job without its completion time, reserved long ago, is kept and still pulled", async () => {
-    const sid = uniqueId("upgrade-old-job");
-    await createSession(sid);
-    const token = (await reserve(sid, "old")).callback.token;
-    expect((await complete(sid, "old", token, result(0, "kept"))).status).toBe(202);
+    const sid = api.uniqueId("upgrade-old-job");
+    await api.createSession(sid);
+    const token = (await api.reserve(sid, "old")).callback.token;
+    expect((await api.complete(sid, "old", token, api.result(0, "kept"))).status).toBe(202);
     const before = Date.now();
     await storeAsBeforeChecks(sid, oldResume("completed", { endedAt: 2_500 }), (job) => ({
       ...job,
       reserved_at: 1_000,
       completed_at: null,
     }));
-    const pulled = await call("GET", `/v1/sessions/${sid}/exec-jobs/old`);
+    const pulled = await api.call("GET", `/v1/sessions/${sid}/exec-jobs/old`);
     expect(pulled.status).toBe(200);
     expect(pulled.body).toMatchObject({ status: "completed", output: "kept" });
     expect(Date.parse(pulled.body.completed_at)).toBeGreaterThanOrEqual(before - 1_000);
   });
 
   it("a job an operator marked lost, stored without output or byte count, upgrades as lost", async () => {
-    const sid = uniqueId("upgrade-lost");
-    await createSession(sid);
-    await reserve(sid, "gone");
+    const sid = api.uniqueId("upgrade-lost");
+    await api.createSession(sid);
+    await api.reserve(sid, "gone");
     await storeAsBeforeChecks(sid, oldResume("completed", { endedAt: 2_500 }), (job) => ({
       ...job,
       status: "lost",
       ended_by: "operator",
       completed_at: null,
     }));
-    const pulled = await call("GET", `/v1/sessions/${sid}/exec-jobs/gone`);
+    const pulled = await api.call("GET", `/v1/sessions/${sid}/exec-jobs/gone`);
     expect(pulled.status).toBe(200);
     expect(pulled.body).toMatchObject({
       status: "lost",
@@ -156,6 +147,6 @@ describe("upgrading rows written before the checks keeps every resume state and 
       output: "",
       output_bytes_total: 0,
     });
-    expect((await view(sid)).jobs).toMatchObject({ running: 0, done: 1 });
+    expect((await api.view(sid)).jobs).toMatchObject({ running: 0, done: 1 });
   });
 });

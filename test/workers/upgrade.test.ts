@@ -2,16 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { mintCallbackToken } from "../../src/auth/callback-token";
 import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
-import {
-  call,
-  complete,
-  createSession,
-  reserve,
-  result,
-  stubOf,
-  uniqueId,
-  view,
-} from "../support/api";
+import * as api from "../support/api";
 import { CALLBACK_SECRET_NEW, CALLBACK_SECRET_OLD } from "../support/secrets";
 
 const OLD_SECRET = CALLBACK_SECRET_OLD;
@@ -20,8 +11,8 @@ const NEW_COLUMNS = new Set(["seq", "job_seq", "tenant"]);
 
 describe("upgrading a session stored by revision 1", () => {
   it("a database of migration 1 upgrades in place: every row kept, jobs numbered in reservation order, old tokens still work", async () => {
-    const sid = uniqueId("upgrade");
-    const created = await createSession(sid);
+    const sid = api.uniqueId("upgrade");
+    const created = await api.createSession(sid);
     const legacy = (handle: string) =>
       mintCallbackToken(OLD_SECRET, {
         tenant: "default",
@@ -30,12 +21,19 @@ describe("upgrading a session stored by revision 1", () => {
         handle,
         seq: null,
       });
-    for (const handle of ["h1", "h2", "h3", "gone"]) await reserve(sid, handle);
-    await complete(sid, "h1", (await reserve(sid, "h1")).callback.token, result(0, "kept"));
+    for (const handle of ["h1", "h2", "h3", "gone"]) await api.reserve(sid, handle);
+    await api.complete(
+      sid,
+      "h1",
+      (await api.reserve(sid, "h1")).callback.token,
+      api.result(0, "kept"),
+    );
     for (const text of ["first", "second"]) {
-      await call("POST", `/v1/sessions/${sid}/messages`, { body: { role: "user", content: text } });
+      await api.call("POST", `/v1/sessions/${sid}/messages`, {
+        body: { role: "user", content: text },
+      });
     }
-    await runInDurableObject(stubOf(sid), (_, state) => {
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
       const sql = state.storage.sql;
       const rows = (table: string) => sql.exec(`SELECT * FROM ${table}`).toArray();
       const saved = Object.fromEntries(
@@ -70,7 +68,7 @@ describe("upgrading a session stored by revision 1", () => {
     });
     await abortAllDurableObjects();
 
-    const upgraded = await view(sid);
+    const upgraded = await api.view(sid);
     expect(upgraded).toMatchObject({
       tenant: "default",
       lifetime: created.lifetime,
@@ -78,22 +76,24 @@ describe("upgrading a session stored by revision 1", () => {
       jobs: { running: 2, done: 1 },
       inbox: { pending: 1, claimed: 0, generation: 1 },
     });
-    const messages = (await call("GET", `/v1/sessions/${sid}/messages`)).body;
+    const messages = (await api.call("GET", `/v1/sessions/${sid}/messages`)).body;
     expect(messages.messages.map((message: { content: string }) => message.content)).toEqual([
       "first",
       "second",
     ]);
-    const listed = (await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body;
+    const listed = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs`)).body;
     expect(listed.jobs.map((job: { handle: string }) => job.handle)).toEqual(["h1", "h2", "h3"]);
-    expect((await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.output).toBe("kept");
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body.output).toBe("kept");
 
     // A runner holding a revision-1 token is not stranded by the upgrade.
-    expect((await reserve(sid, "h2")).callback.token).toBe(legacy("h2"));
-    expect((await complete(sid, "h2", legacy("h2"), result(0, "after upgrade"))).status).toBe(202);
-    const gone = await complete(sid, "gone", legacy("gone"), result(0, "late"));
+    expect((await api.reserve(sid, "h2")).callback.token).toBe(legacy("h2"));
+    expect(
+      (await api.complete(sid, "h2", legacy("h2"), api.result(0, "after upgrade"))).status,
+    ).toBe(202);
+    const gone = await api.complete(sid, "gone", legacy("gone"), api.result(0, "late"));
     expect([gone.status, gone.body.code]).toEqual([410, "job_expired"]);
     // New reservations continue the numbering: their tokens bind the next seq.
-    const fresh = await reserve(sid, "h4");
+    const fresh = await api.reserve(sid, "h4");
     expect(fresh.callback.token).toBe(
       mintCallbackToken(CALLBACK_SECRET_NEW, {
         tenant: "default",
@@ -106,16 +106,16 @@ describe("upgrading a session stored by revision 1", () => {
   });
 
   it("an object revision 1 deleted (its tables kept, no session) is wiped when it next starts", async () => {
-    const sid = uniqueId("old-deleted");
-    await createSession(sid);
-    await runInDurableObject(stubOf(sid), (_, state) => {
+    const sid = api.uniqueId("old-deleted");
+    await api.createSession(sid);
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
       for (const table of ["session", "messages", "jobs", "inbox", "purged"]) {
         state.storage.sql.exec(`DELETE FROM ${table}`);
       }
     });
     await abortAllDurableObjects();
-    expect((await call("GET", `/v1/sessions/${sid}`)).status).toBe(404);
-    await runInDurableObject(stubOf(sid), (_, state) => {
+    expect((await api.call("GET", `/v1/sessions/${sid}`)).status).toBe(404);
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
       const tables = state.storage.sql
         .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
         .toArray();
