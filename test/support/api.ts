@@ -1,6 +1,7 @@
 // Test helpers that drive the Worker over HTTP inside workerd, and read the recording agent host.
 // Setting a session up goes through the typed client; `call` stays for the tests that assert an
 // answer's status, headers or problem body, or send what the client cannot (malformed requests).
+// A test that uses more than a few of these imports the module whole: `import * as api`.
 
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
@@ -96,6 +97,13 @@ export async function suspendedOn(
   return { runId, tokens };
 }
 
+/** A session woken by h1's completion; its agent host answers the webhook with `hostAnswers`. */
+export async function wokenSession(sid: string, hostAnswers: Parameters<typeof scriptHost>[1]) {
+  await scriptHost(sid, hostAnswers);
+  const { tokens } = await suspendedOn(sid, ["h1"]);
+  await complete(sid, "h1", tokens.h1!, result(0, "x"));
+}
+
 export const stubOf = (sid: string) => env.SESSIONS.get(env.SESSIONS.idFromName(sid));
 
 export const fireAlarm = (sid: string): Promise<boolean> => runDurableObjectAlarm(stubOf(sid));
@@ -118,6 +126,10 @@ export async function scriptHost(
 
 export const claim = (sid: string, body: Record<string, unknown> = {}) =>
   call("POST", `/v1/sessions/${sid}/inbox/claim`, { body });
+
+/** The inbox's counts: pending, claimed, acked and the generation. */
+export const inboxCounts = async (sid: string) =>
+  (await call("GET", `/v1/sessions/${sid}/inbox`)).body;
 
 /** Polls `check` until it passes: for what the object does after it answered (deliveries, alarms). */
 export const until = (check: () => Promise<void>, timeout = 30_000) =>

@@ -2,19 +2,13 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
 
-async function wake(sid: string, script: Parameters<typeof api.scriptHost>[1]) {
-  await api.scriptHost(sid, script);
-  const { tokens } = await api.suspendedOn(sid, ["h1"]);
-  await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
-}
-
 const resumeIds = async (sid: string) =>
   new Set((await api.deliveries(sid)).map((entry) => entry.headers["webhook-id"]));
 
 describe("faults in the real runtime", () => {
   it("an agent host slower than the 10 s timeout is retried with the same resume_id", async () => {
     const sid = api.uniqueId("slow");
-    await wake(sid, [{ status: 200, delayMs: 11_000 }]);
+    await api.wokenSession(sid, [{ status: 200, delayMs: 11_000 }]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(2), 25_000);
     expect((await resumeIds(sid)).size).toBe(1);
     await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
@@ -23,7 +17,7 @@ describe("faults in the real runtime", () => {
 
   it("an agent host answering 410 is a failed delivery: retried, nothing in the inbox lost", async () => {
     const sid = api.uniqueId("host-410");
-    await wake(sid, [410]);
+    await api.wokenSession(sid, [410]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(2));
     expect((await resumeIds(sid)).size).toBe(1);
     await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
@@ -32,7 +26,7 @@ describe("faults in the real runtime", () => {
 
   it("alarms run again while a delivery is on the wire send nothing twice", async () => {
     const sid = api.uniqueId("alarm-twice");
-    await wake(sid, [{ status: 200, delayMs: 1500 }]);
+    await api.wokenSession(sid, [{ status: 200, delayMs: 1500 }]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
     await runInDurableObject(api.stubOf(sid), async (instance) => {
       await Promise.all([instance.alarm(), instance.alarm()]);
@@ -44,7 +38,7 @@ describe("faults in the real runtime", () => {
 
   it("a run registered while the delivery is on the wire takes the resume; the late 2xx changes nothing", async () => {
     const sid = api.uniqueId("interleave");
-    await wake(sid, [{ status: 200, delayMs: 1500 }]);
+    await api.wokenSession(sid, [{ status: 200, delayMs: 1500 }]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
     const resumeId = (await api.view(sid)).resume.resume_id;
     await api.registerRun(sid, { resume_id: resumeId });
@@ -57,7 +51,7 @@ describe("faults in the real runtime", () => {
 
   it("an object aborted mid-delivery delivers the same resume again after restart, once more", async () => {
     const sid = api.uniqueId("abort-mid");
-    await wake(sid, [{ status: 200, delayMs: 1500 }]);
+    await api.wokenSession(sid, [{ status: 200, delayMs: 1500 }]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
     await abortAllDurableObjects();
     // The attempt was recorded before the POST, so the restarted object retries once the attempt's

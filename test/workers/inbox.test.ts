@@ -20,7 +20,7 @@ describe("the inbox", () => {
     expect(Date.parse(first.body.claims[0].lease_expires_at)).toBeGreaterThan(Date.now() + 50_000);
     const second = await api.claim(sid, { max: 2 });
     expect(second.body.claims.map((entry: any) => entry.envelope.generation)).toEqual([3]);
-    expect((await api.call("GET", `/v1/sessions/${sid}/inbox`)).body).toEqual({
+    expect(await api.inboxCounts(sid)).toEqual({
       pending: 0,
       claimed: 3,
       acked: 0,
@@ -52,7 +52,7 @@ describe("the inbox", () => {
     expect(acked.body).toEqual({ acked: [ids[0]], unknown: ["env_nope"] });
     const again = await api.call("POST", `/v1/sessions/${sid}/inbox/ack`, { body: { ids } });
     expect(again.body).toEqual({ acked: ids, unknown: [] });
-    expect((await api.call("GET", `/v1/sessions/${sid}/inbox`)).body).toMatchObject({
+    expect(await api.inboxCounts(sid)).toMatchObject({
       pending: 0,
       claimed: 0,
       acked: 2,

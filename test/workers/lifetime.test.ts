@@ -61,7 +61,7 @@ describe("session lifetimes", () => {
       next: null,
     });
     expect((await api.view(sid)).message_count).toBe(0);
-    expect((await api.call("GET", `/v1/sessions/${sid}/inbox`)).body).toEqual({
+    expect(await api.inboxCounts(sid)).toEqual({
       pending: 0,
       claimed: 0,
       acked: 0,

@@ -91,9 +91,7 @@ describe("the audit trail", () => {
 
   it("a failed delivery is recorded with its status and error", async () => {
     const sid = api.uniqueId("failed-attempt");
-    await api.scriptHost(sid, [503]);
-    const { tokens } = await api.suspendedOn(sid, ["h1"]);
-    await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
+    await api.wokenSession(sid, [503]);
     await api.until(async () =>
       expect((await events(sid)).filter((e) => e.type === "delivery")).toHaveLength(1),
     );
@@ -249,9 +247,7 @@ describe("operator actions", () => {
     timeout: 30_000,
   }, async () => {
     const sid = api.uniqueId("recovered");
-    await api.scriptHost(sid, [503, 503, 503, 503]);
-    const { tokens } = await api.suspendedOn(sid, ["h1"]);
-    await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
+    await api.wokenSession(sid, [503, 503, 503, 503]);
     await api.until(async () => expect((await api.view(sid)).resume.state).toBe("failed"), 20_000);
     // The host comes back by itself and registers a run.
     const runId = await api.registerRun(sid);

@@ -2,16 +2,10 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
 
-async function wokenSession(sid: string, statuses: number[]) {
-  await api.scriptHost(sid, statuses);
-  const { tokens } = await api.suspendedOn(sid, ["h1"]);
-  await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
-}
-
 describe("resume delivery", () => {
   it("an agent host answering 500 and then failing the connection gets retries with one resume_id and growing backoff", async () => {
     const sid = api.uniqueId("retry");
-    await wokenSession(sid, [500, 0]);
+    await api.wokenSession(sid, [500, 0]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(3));
     const sent = await api.deliveries(sid);
     expect(new Set(sent.map((delivery) => delivery.headers["webhook-id"])).size).toBe(1);
@@ -33,7 +27,7 @@ describe("resume delivery", () => {
 
   it("a redirect is a failed delivery and is not followed", async () => {
     const sid = api.uniqueId("redirect");
-    await wokenSession(sid, [302]);
+    await api.wokenSession(sid, [302]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(2));
     expect(await api.deliveries("elsewhere")).toEqual([]);
     const resume = (await api.view(sid)).resume;
@@ -42,7 +36,7 @@ describe("resume delivery", () => {
 
   it("after RESUME_MAX_ATTEMPTS failures the resume is failed, the session idle, the inbox intact; the next wake is new", async () => {
     const sid = api.uniqueId("give-up");
-    await wokenSession(sid, [503, 503, 503, 503]);
+    await api.wokenSession(sid, [503, 503, 503, 503]);
     // RESUME_MAX_ATTEMPTS is 4 in the test configuration: backoff 1 s, 2 s, 4 s.
     await api.until(async () => expect((await api.view(sid)).resume.state).toBe("failed"), 20_000);
     const failed = await api.view(sid);
@@ -62,7 +56,7 @@ describe("resume delivery", () => {
 
   it("registering a run takes the resume: it completes and is never delivered again", async () => {
     const sid = api.uniqueId("taken");
-    await wokenSession(sid, [500]);
+    await api.wokenSession(sid, [500]);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
     const resumeId = (await api.view(sid)).resume.resume_id;
     await api.registerRun(sid, { resume_id: resumeId });
@@ -76,7 +70,7 @@ describe("resume delivery", () => {
 
   it("an alarm run again by hand after delivery sends nothing more", async () => {
     const sid = api.uniqueId("rerun");
-    await wokenSession(sid, []);
+    await api.wokenSession(sid, []);
     await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
     for (let i = 0; i < 3; i += 1) await api.fireAlarm(sid);
     expect(await api.deliveries(sid)).toHaveLength(1);

@@ -3,17 +3,11 @@ import * as api from "../support/api";
 
 const stats = async (sid: string) => (await api.call("GET", `/v1/sessions/${sid}/stats`)).body;
 
-async function wake(sid: string, script: Parameters<typeof api.scriptHost>[1]) {
-  await api.scriptHost(sid, script);
-  const { tokens } = await api.suspendedOn(sid, ["h1"]);
-  await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"));
-}
-
 // Real alarms in the runtime: revision 1 fired the alarm 5,457 times for one 8 s delivery.
 describe("a slow agent host costs nothing extra", () => {
   it("a host that answers after 8 s is delivered once with at most two alarm invocations", async () => {
     const sid = api.uniqueId("slow-8s");
-    await wake(sid, [{ status: 200, delayMs: 8_000 }]);
+    await api.wokenSession(sid, [{ status: 200, delayMs: 8_000 }]);
     await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
     const sent = await api.deliveries(sid);
     expect(sent).toHaveLength(1);
@@ -24,7 +18,7 @@ describe("a slow agent host costs nothing extra", () => {
   it("after a slow failed attempt the backoff counts from its end, and each attempt costs at most two alarms", async () => {
     const sid = api.uniqueId("slow-fail");
     // Fails fast, then hangs 8 s and fails, then answers.
-    await wake(sid, [500, { status: 503, delayMs: 8_000 }, 200]);
+    await api.wokenSession(sid, [500, { status: 503, delayMs: 8_000 }, 200]);
     await api.until(
       async () => expect((await api.view(sid)).resume.state).toBe("delivered"),
       45_000,
