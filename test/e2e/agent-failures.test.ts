@@ -26,6 +26,12 @@ afterAll(async () => {
 
 class SimulatedCrash extends Error {}
 
+/** The session goes idle, nothing claimed and no run, within a few leases (a new host finished it). */
+async function idleOnceTheLeaseEnds(sid: string) {
+  const idle = await viewWhen(stack.dev.base, sid, (view) => view.status === "idle", LEASE_MS * 5);
+  expect(idle).toMatchObject({ run: null, inbox: { pending: 0, claimed: 0 } });
+}
+
 const runtimeMessages = (texts: string[]) => texts.filter((text) => text.startsWith("[runtime]"));
 
 describe("the agent kit when a process dies", () => {
@@ -56,13 +62,7 @@ describe("the agent kit when a process dies", () => {
 
     // A new host process on the same store: it finishes the run once the lease ends.
     const second = await stack.startHost();
-    const idle = await viewWhen(
-      stack.dev.base,
-      sid,
-      (view) => view.status === "idle",
-      LEASE_MS * 5,
-    );
-    expect(idle).toMatchObject({ run: null, inbox: { pending: 0, claimed: 0 } });
+    await idleOnceTheLeaseEnds(sid);
     await second.host.kit.settled(sid);
     expect(second.models.get(sid)?.doGenerateCalls ?? []).toHaveLength(0);
 
@@ -107,13 +107,7 @@ describe("the agent kit when a process dies", () => {
     });
 
     const restarted = await stack.spawnHostProcess({ AGENT_PROMPT_LOG: promptLog });
-    const idle = await viewWhen(
-      stack.dev.base,
-      sid,
-      (view) => view.status === "idle",
-      LEASE_MS * 5,
-    );
-    expect(idle).toMatchObject({ run: null, inbox: { pending: 0, claimed: 0 } });
+    await idleOnceTheLeaseEnds(sid);
     const reply = await restarted.post(`/sessions/${sid}/messages`, { content: "and now?" });
     expect(reply.body).toEqual({ answer: "Noted: and now?" });
     await restarted.kill();

@@ -7,6 +7,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { devVar, viewWhen } from "../../scripts/lib/local-stack";
+import { afterFirstCycle } from "../support/e2e-arrange";
 import {
   type AgentStack,
   assistantTexts,
@@ -198,12 +199,7 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
 
   it("answers a resume delivery at once while a model turn of the session is still running", async () => {
     const sid = "agent-fault-busy-resume";
-    await agent.host.kit.createSession(sid);
-    await agent.host.kit.sendUserMessage(sid, "run: sleep 1; printf first-cycle");
-    await conversationWhen(agent, sid, (r) =>
-      assistantTexts(r).some((text) => text.includes("first-cycle")),
-    );
-    await agent.host.kit.settled(sid);
+    await afterFirstCycle(agent, sid, "first-cycle");
     const [delivery] = agent.host.kit.deliveries.filter((d) => d.sessionId === sid);
     const { lifetime } = await stack.inbox.getSession(sid);
 

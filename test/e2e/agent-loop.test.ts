@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devVar, viewWhen } from "../../scripts/lib/local-stack";
+import { afterFirstCycle } from "../support/e2e-arrange";
 import {
   type AgentStack,
   assistantTexts,
@@ -197,12 +198,7 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
 
   it("runs the agent once for a resume delivered twice (same webhook-id), refuses a forged one and one of another lifetime", async () => {
     const sid = "agent-duplicate-resume";
-    await agent.host.kit.createSession(sid);
-    await agent.host.kit.sendUserMessage(sid, "run: sleep 1; printf once");
-    await conversationWhen(agent, sid, (r) =>
-      assistantTexts(r).some((text) => text.includes("once")),
-    );
-    await agent.host.kit.settled(sid);
+    await afterFirstCycle(agent, sid, "once");
     const [delivery] = deliveriesOf(sid);
     const calls = promptsOf(sid).length;
     const { lifetime } = await stack.inbox.getSession(sid);

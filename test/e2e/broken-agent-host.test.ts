@@ -1,9 +1,10 @@
 // A real agent host that answers a resume with 200 headers and then drops the connection in the
 // middle of its body, under the real wrangler dev: that answer must count as a failed attempt.
 import { createServer, type Server } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listenLocally, suspendedSession, viewWhen } from "../../scripts/lib/local-stack";
 import { postCompletion } from "../../src/client";
+import { useServer } from "../support/e2e-arrange";
 import { useWranglerDev } from "../support/local-dev";
 
 /** Breaks off every answer after its headers and a first chunk until `recover()` is called. */
@@ -39,20 +40,12 @@ async function startBreakingHost() {
 }
 
 describe("an agent host that drops the connection mid-answer", () => {
-  let host: Awaited<ReturnType<typeof startBreakingHost>>;
   const local = useWranglerDev("broken-host", { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
-
-  beforeAll(async () => {
-    host = await startBreakingHost();
-  });
-
-  afterAll(async () => {
-    await host?.close();
-  });
+  const host = useServer(startBreakingHost);
 
   it("gets a failed attempt with a clear last_error, and the same resume is delivered on retry", async () => {
     const sid = `broken-host-${Date.now()}`;
-    const callback = await suspendedSession(local.dev.base, sid, host.url, "h");
+    const callback = await suspendedSession(local.dev.base, sid, host().url, "h");
     const completed = await postCompletion(callback, {
       status: "completed",
       exit_code: 0,
@@ -67,18 +60,18 @@ describe("an agent host that drops the connection mid-answer", () => {
     expect(failing.resume.attempts).toBeGreaterThanOrEqual(1);
     expect(failing.resume.last_error).toMatch(/^agent host answered 200 but broke off its body/);
 
-    host.recover();
+    host().recover();
     const delivered = await viewWhen(
       local.dev.base,
       sid,
       (view) => view.resume?.state === "delivered",
     );
     expect(delivered.resume.last_error).toBeNull();
-    expect(delivered.resume.attempts).toBe(host.received.length);
-    expect(host.received.length).toBeGreaterThanOrEqual(2);
-    expect(host.received.at(-1)?.broken).toBe(false);
-    expect(host.received.filter((entry) => entry.broken).length).toBeGreaterThanOrEqual(1);
-    expect(new Set(host.received.map((entry) => entry.webhookId))).toEqual(
+    expect(delivered.resume.attempts).toBe(host().received.length);
+    expect(host().received.length).toBeGreaterThanOrEqual(2);
+    expect(host().received.at(-1)?.broken).toBe(false);
+    expect(host().received.filter((entry) => entry.broken).length).toBeGreaterThanOrEqual(1);
+    expect(new Set(host().received.map((entry) => entry.webhookId))).toEqual(
       new Set([delivered.resume.resume_id]),
     );
   });

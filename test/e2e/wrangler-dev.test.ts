@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   AGENT_TOKEN,
   devVar,
@@ -10,19 +10,12 @@ import {
   waitFor,
 } from "../../scripts/lib/local-stack";
 import { ExecInboxClient, type Fetcher, postCompletion } from "../../src/client";
+import { useServer } from "../support/e2e-arrange";
 import { useWranglerDev } from "../support/local-dev";
 
 describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", () => {
-  let host: Awaited<ReturnType<typeof startAgentHost>>;
   const local = useWranglerDev("e2e", { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });
-
-  beforeAll(async () => {
-    host = await startAgentHost();
-  });
-
-  afterAll(async () => {
-    await host?.close();
-  });
+  const host = useServer(() => startAgentHost());
 
   /** The status of the last answer, which the contract fixes for each step (201, 202, 200). */
   let lastStatus = 0;
@@ -36,7 +29,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
 
   it("create, reserve, suspend, complete, receive the signed resume, claim, pull — and survive a restart", async () => {
     const sid = `e2e-${Date.now()}`;
-    await inbox().createSession({ id: sid, resume_url: host.url });
+    await inbox().createSession({ id: sid, resume_url: host().url });
     expect(lastStatus).toBe(201);
 
     const reserved = await inbox().reserveJob(sid, {
@@ -66,7 +59,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
       disposition: "resume_scheduled",
     });
 
-    const delivery = await waitFor<Received>(() => host.received[0]);
+    const delivery = await waitFor<Received>(() => host().received[0]);
     const headers = Object.fromEntries(
       Object.entries(delivery.headers).map(([key, value]) => [key, String(value)]),
     );
@@ -111,7 +104,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
     expect(lastStatus).toBe(200);
     expect(duplicate.outcome).toBe("duplicate");
     await sleep(1000);
-    expect(host.received).toHaveLength(1);
+    expect(host().received).toHaveLength(1);
 
     // No token or secret ever reaches a log line.
     const logs = local.dev.logs();
@@ -128,7 +121,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
 
   it("a wait armed before a restart still wakes exactly once after it", async () => {
     const sid = `e2e-restart-${Date.now()}`;
-    const callback = await suspendedSession(local.dev.base, sid, `${host.url}?sid=${sid}`, "h");
+    const callback = await suspendedSession(local.dev.base, sid, `${host().url}?sid=${sid}`, "h");
     // The wait was armed by the process that is stopped; the new process must honour it.
     await local.restart();
     await postCompletion(
@@ -137,7 +130,7 @@ describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", 
       { fetch: recording },
     );
     expect(lastStatus).toBe(202);
-    const mine = () => host.received.filter((entry) => JSON.parse(entry.body).session_id === sid);
+    const mine = () => host().received.filter((entry) => JSON.parse(entry.body).session_id === sid);
     await waitFor(() => (mine().length === 1 ? true : undefined));
     await sleep(1000);
     expect(mine()).toHaveLength(1);
