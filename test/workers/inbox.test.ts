@@ -20,12 +20,7 @@ describe("the inbox", () => {
     expect(Date.parse(first.body.claims[0].lease_expires_at)).toBeGreaterThan(Date.now() + 50_000);
     const second = await api.claim(sid, { max: 2 });
     expect(second.body.claims.map((entry: any) => entry.envelope.generation)).toEqual([3]);
-    expect(await api.inboxCounts(sid)).toEqual({
-      pending: 0,
-      claimed: 3,
-      acked: 0,
-      generation: 3,
-    });
+    expect(await api.inboxCounts(sid)).toEqual({ pending: 0, claimed: 3, acked: 0, generation: 3 });
   });
 
   it("an item whose lease expired is claimable again (redelivery)", async () => {

@@ -61,12 +61,7 @@ describe("session lifetimes", () => {
       next: null,
     });
     expect((await api.view(sid)).message_count).toBe(0);
-    expect(await api.inboxCounts(sid)).toEqual({
-      pending: 0,
-      claimed: 0,
-      acked: 0,
-      generation: 0,
-    });
+    expect(await api.inboxCounts(sid)).toEqual({ pending: 0, claimed: 0, acked: 0, generation: 0 });
   });
 
   it("creating an existing session is a session_exists conflict and changes nothing", async () => {
