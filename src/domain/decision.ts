@@ -1,7 +1,11 @@
-// The shape every domain rule returns: the next state, effects for the shell, and the reply.
-// Performing effects (fetch, alarms, waking pollers) is left to the Durable Object shell.
+// The shape every domain rule has: the rows it reads (`needs`), and a decision that returns the
+// next state, the row writes that make it durable, effects for the shell, and the reply.
+// Loading rows, applying writes and performing effects are left to the Durable Object shell.
+import type { AuditEvent } from "./audit";
 import type { Failure } from "./errors";
-import type { ResumeReason, Session } from "./state";
+import type { Core, InboxItem, Job, Message, ResumeReason, Session } from "./state";
+
+export type { Core } from "./state";
 
 export interface Ctx {
   readonly now: number;
@@ -13,6 +17,8 @@ export interface Ctx {
     readonly resumeWebhookUrl: string | null;
     /** Checked again at every attempt: removing an origin stops deliveries to it. */
     readonly resumeUrlAllowlist: readonly string[];
+    /** Settings HTTP refuses to serve must not steer deliveries either: no attempt starts. */
+    readonly deliveriesPaused?: boolean;
   };
 }
 
@@ -33,12 +39,34 @@ export type Effect = {
   readonly attempt: number;
 };
 
+/**
+ * The row writes a decision makes, a closed union: the store applies each in the decision's one
+ * transaction, beside the core's own row. A decision writes only rows it was given or creates.
+ */
+export type Write =
+  | { readonly type: "insert_message"; readonly message: Message }
+  | { readonly type: "insert_job"; readonly job: Job }
+  /** A retired secret signed the job's token: the one it hands out now replaces it. */
+  | { readonly type: "replace_job_token"; readonly handle: string; readonly callbackToken: string }
+  /** The job's first result; storage keeps the first one even if two raced. */
+  | { readonly type: "complete_job"; readonly job: Extract<Job, { completedAt: number }> }
+  | { readonly type: "insert_envelope"; readonly item: InboxItem }
+  | {
+      readonly type: "mark_claimed";
+      readonly ids: readonly string[];
+      readonly leaseExpiresAt: number;
+    }
+  | { readonly type: "mark_acked"; readonly ids: readonly string[]; readonly ackedAt: number }
+  /** Retention over every row, loaded or not: jobs and acks at or before `horizon` go. */
+  | { readonly type: "purge_before"; readonly horizon: number; readonly now: number };
+
 export type Decision<T> =
   | {
       readonly ok: true;
       readonly state: Session | null;
       readonly value: T;
       readonly effects: readonly Effect[];
+      readonly writes: readonly Write[];
     }
   | Failure;
 
@@ -46,4 +74,46 @@ export const decided = <T>(
   state: Session | null,
   value: T,
   effects: readonly Effect[] = [],
-): Decision<T> => ({ ok: true, state, value, effects });
+  writes: readonly Write[] = [],
+): Decision<T> => ({ ok: true, state, value, effects, writes });
+
+/**
+ * The rows a rule reads on top of the core. The shell loads exactly these; a rule that reads a
+ * row it did not ask for throws (see `fence`), so a rule handed too few rows fails its tests.
+ */
+export interface Needs {
+  /** Jobs by handle, with their outputs only when the rule reads them. */
+  readonly jobs?: { readonly handles: readonly string[]; readonly output: boolean };
+  /** Tombstones of purged handles. */
+  readonly tombstones?: readonly string[];
+  /** The first claimable items by generation, at most `max`, within `maxBytes` past the first. */
+  readonly claimable?: { readonly max: number; readonly maxBytes: number };
+  /** Inbox items by id, without their envelopes (an ack never reads one). */
+  readonly items?: readonly string[];
+  /** The count of items claimable at `now`. */
+  readonly pending?: boolean;
+}
+
+export interface Loaded {
+  /** The core with the rows `needs` named (and only those). */
+  readonly session: Session;
+  /** Claimable items at `now`; throws unless the rule's needs asked for it. */
+  readonly pending: () => number;
+  /** The earliest completion, ack or purge time over every row (the retention timer). */
+  readonly retainedSince: number | null;
+}
+
+/** One command of a session: the rows it reads, how it decides, and what the audit trail records. */
+export interface Rule<Cmd, T> {
+  readonly needs: (core: Core, cmd: Cmd, now: number) => Needs;
+  /** With no session: what the command gets (default: not found). */
+  readonly absent?: (cmd: Cmd, ctx: Ctx) => Decision<T>;
+  readonly decide: (loaded: Loaded, cmd: Cmd, ctx: Ctx) => Decision<T>;
+  /** Events recorded in the decision's own transaction. */
+  readonly events?: (cmd: Cmd, value: T, state: Session, before: Session) => readonly AuditEvent[];
+  /** An event for a refusal, recorded on its own (a refusal changes nothing else). */
+  readonly refused?: (cmd: Cmd, code: string, before: Core) => AuditEvent | null;
+}
+
+/** Needs nothing beyond the core. */
+export const coreOnly = (): Needs => ({});

@@ -346,19 +346,21 @@ describe("the first attempt folded into the waking decision", () => {
 
 describe("the change of claimable items a decision makes", () => {
   it("an admitted item adds one; a claim takes it away; an ack of a claimed item changes nothing", () => {
-    const state = woken();
-    expect(claimableChange({ ...state, inbox: {} }, state, T0)).toBe(1);
-    const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0)).state;
-    expect(claimableChange(state, claimed, T0)).toBe(-1);
-    const acked = ok(ack(claimed, Object.keys(claimed.inbox), T0 + 1)).state;
-    expect(claimableChange(claimed, acked, T0 + 1)).toBe(0);
+    const before = suspendedOn(["a"]);
+    const admitted = ok(completion(before));
+    expect(claimableChange(before, admitted.writes, T0)).toBe(1);
+    const state = admitted.state;
+    const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0));
+    expect(claimableChange(state, claimed.writes, T0)).toBe(-1);
+    const acked = ok(ack(claimed.state, Object.keys(claimed.state.inbox), T0 + 1));
+    expect(claimableChange(claimed.state, acked.writes, T0 + 1)).toBe(0);
   });
 
   it("an ack of an item whose lease ran out takes one away: it counted as claimable", () => {
     const state = woken();
     const claimed = ok(claim(state, { max: 16, leaseMs: 60_000 }, T0)).state;
     const lapsed = T0 + 60_000;
-    const acked = ok(ack(claimed, Object.keys(claimed.inbox), lapsed)).state;
+    const acked = ok(ack(claimed, Object.keys(claimed.inbox), lapsed)).writes;
     expect(claimableChange(claimed, acked, lapsed)).toBe(-1);
     expect(claimableChange(null, acked, lapsed)).toBe(0);
   });

@@ -2,14 +2,15 @@
 // The HTTP POST itself and the physical alarm are left to the shell.
 
 import { assertNever } from "./assert-never";
-import type { Ctx, Decision, Effect } from "./decision";
-import { decided } from "./decision";
+import type { AuditEvent } from "./audit";
+import type { Ctx, Decision, Effect, Rule, Write } from "./decision";
+import { coreOnly, decided } from "./decision";
 import { claimableChange } from "./inbox";
 import { copyOf } from "./records";
 import { checkResumeUrl } from "./resume-url";
-import type { Resume, Session } from "./state";
+import type { Core, Resume, Session } from "./state";
 import { jobCompletedAt, resumeDeliveredAt, resumeFields } from "./state";
-import { expireWait } from "./wake";
+import { expireWait, waitedJobs } from "./wake";
 
 const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 5 * 60 * 1000;
@@ -67,9 +68,9 @@ export function oldestRetained(session: Session): number | null {
 /**
  * Retention: jobs completed and items acked at or before the horizon go; a purged handle keeps a
  * tombstone for one more retention period (its pull says 410, not 404), then that goes too. The
- * loaded rows are purged here; the shell applies the same horizon in SQL to the rest.
+ * loaded rows are purged here; the `purge_before` write applies the same horizon to every row.
  */
-function purgeExpired(session: Session, horizon: number, now: number): Session {
+export function purgeExpired(session: Session, horizon: number, now: number): Session {
   const expired = Object.values(session.jobs).filter((job) => {
     const completedAt = jobCompletedAt(job);
     return completedAt !== null && completedAt <= horizon;
@@ -160,16 +161,32 @@ export function tick(
   cmd: { resumeId: string; pending: number; retainedSince: number | null },
   ctx: Ctx,
 ): Decision<{ purgeBefore: number | null }> {
-  const afterCeiling = expireWait(session, cmd.resumeId, ctx.now);
+  const ceiling = expireWait(session, cmd.resumeId, ctx.now);
+  const afterCeiling = ceiling.session;
   const horizon = ctx.now - ctx.config.jobRetentionMs;
   const purgeBefore = cmd.retainedSince !== null && cmd.retainedSince <= horizon ? horizon : null;
   const afterPurge =
     purgeBefore === null ? afterCeiling : purgeExpired(afterCeiling, purgeBefore, ctx.now);
+  const writes: Write[] = [...ceiling.writes];
+  if (purgeBefore !== null)
+    writes.push({ type: "purge_before", horizon: purgeBefore, now: ctx.now });
   // A ceiling that fired admitted one envelope, still pending.
   const pending = cmd.pending + (afterCeiling.unacked - session.unacked);
   const attempted = attemptResume(afterPurge, pending, ctx);
-  return decided(attempted.session, { purgeBefore }, attempted.effects);
+  return decided(attempted.session, { purgeBefore }, attempted.effects, writes);
 }
+
+/** The alarm's command: every due timer. */
+export const tickRule: Rule<{ resumeId: string }, { purgeBefore: number | null }> = {
+  needs: (core) => ({ jobs: waitedJobs(core.wait), pending: true }),
+  decide: ({ session, pending, retainedSince }, cmd, ctx) =>
+    tick(session, { resumeId: cmd.resumeId, pending: pending(), retainedSince }, ctx),
+  // Only a ceiling clears a wait in a tick.
+  events: (_, __, state, before) =>
+    before.wait !== null && state.wait === null
+      ? [{ type: "ceiling", handles: before.wait.handles }]
+      : [],
+};
 
 /**
  * Folds the first attempt of a resume that `decision` created, due now, into the same decision:
@@ -185,13 +202,20 @@ export function withDueAttempt<T>(
   pendingBefore: () => number,
   ctx: Ctx,
 ): Decision<T> {
-  if (!decision.ok || decision.state === null) return decision;
+  if (!decision.ok || decision.state === null || ctx.config.deliveriesPaused === true) {
+    return decision;
+  }
   const resume = decision.state.resume;
   if (!isDeliverable(resume) || resume.nextAttemptAt > ctx.now) return decision;
   if (before?.resume?.resumeId === resume.resumeId) return decision;
-  const pending = pendingBefore() + claimableChange(before, decision.state, ctx.now);
+  const pending = pendingBefore() + claimableChange(before, decision.writes, ctx.now);
   const attempted = attemptResume(decision.state, pending, ctx);
-  return decided(attempted.session, decision.value, [...decision.effects, ...attempted.effects]);
+  return decided(
+    attempted.session,
+    decision.value,
+    [...decision.effects, ...attempted.effects],
+    decision.writes,
+  );
 }
 
 /** `random` jitters the backoff, which counts from now: the end of the attempt. */
@@ -224,9 +248,18 @@ export function recordDelivery(
   return decided({ ...session, resume: next }, null);
 }
 
+type DeliveryCmd = Parameters<typeof recordDelivery>[1];
+
+/** An attempt's outcome, recorded after the POST; `event` is the trail's record of it. */
+export const recordDeliveryRule: Rule<DeliveryCmd & { event: AuditEvent }, null> = {
+  needs: coreOnly,
+  decide: ({ session }, cmd, ctx) => recordDelivery(session, cmd, ctx),
+  events: (cmd) => [cmd.event],
+};
+
 /** The earliest time any timer of the session falls due; null when nothing is pending. */
 export function nextDueAt(
-  session: Session,
+  session: Core,
   retainedSince: number | null,
   ctx: Pick<Ctx, "config">,
 ): number | null {

@@ -1,7 +1,8 @@
 // Inbox rules: admission with its backlog limit, claim leases, redelivery and idempotent ack.
 // Deciding when an admission wakes the session is left to the wake rules.
 
-import type { Decision } from "./decision";
+import { idsEvent } from "./audit";
+import type { Decision, Rule, Write } from "./decision";
 import { decided } from "./decision";
 import { CLAIM_ANSWER_MAX_BYTES } from "./limits";
 import { type ProviderMessage, providerMessage } from "./messages";
@@ -17,17 +18,33 @@ const isClaimable = (item: InboxItem, now: number): boolean =>
   (item.state === "claimed" && item.leaseExpiresAt !== null && item.leaseExpiresAt <= now);
 
 /**
- * How many more items are claimable at `now` after a decision than before it. Exact because a
- * decision changes only inbox rows it was given (the shell persists the difference of those).
+ * How many more items are claimable at `now` after a decision's writes than before them. Exact
+ * because a decision writes only inbox rows it was given or creates.
  */
-export function claimableChange(before: Session | null, after: Session, now: number): number {
+export function claimableChange(
+  before: Session | null,
+  writes: readonly Write[],
+  now: number,
+): number {
+  const was = (id: string): number => {
+    const item = before === null ? undefined : own(before.inbox, id);
+    return item !== undefined && isClaimable(item, now) ? 1 : 0;
+  };
   let change = 0;
-  for (const id of new Set([...Object.keys(before?.inbox ?? {}), ...Object.keys(after.inbox)])) {
-    const was = before === null ? undefined : own(before.inbox, id);
-    const is = own(after.inbox, id);
-    change +=
-      (is !== undefined && isClaimable(is, now) ? 1 : 0) -
-      (was !== undefined && isClaimable(was, now) ? 1 : 0);
+  for (const write of writes) {
+    switch (write.type) {
+      case "insert_envelope":
+        change += isClaimable(write.item, now) ? 1 : 0;
+        break;
+      case "mark_claimed":
+        for (const id of write.ids) change += (write.leaseExpiresAt <= now ? 1 : 0) - was(id);
+        break;
+      case "mark_acked":
+        for (const id of write.ids) change -= was(id);
+        break;
+      default:
+        break;
+    }
   }
   return change;
 }
@@ -42,13 +59,16 @@ export interface InboxCounts {
 
 export const hasBacklogRoom = (session: Session): boolean => session.unacked < MAX_BACKLOG;
 
-export function admit(session: Session, envelope: Envelope): Session {
+export function admit(session: Session, envelope: Envelope): { session: Session; write: Write } {
   const item: InboxItem = { envelope, state: "pending", leaseExpiresAt: null, ackedAt: null };
   return {
-    ...session,
-    generation: Math.max(session.generation, envelope.generation),
-    unacked: session.unacked + 1,
-    inbox: { ...session.inbox, [envelope.id]: item },
+    session: {
+      ...session,
+      generation: Math.max(session.generation, envelope.generation),
+      unacked: session.unacked + 1,
+      inbox: { ...session.inbox, [envelope.id]: item },
+    },
+    write: { type: "insert_envelope", item },
   };
 }
 
@@ -82,8 +102,31 @@ export function claim(
     claims.push(entry);
     inbox[item.envelope.id] = { ...item, state: "claimed", leaseExpiresAt };
   }
-  return decided(claims.length === 0 ? session : { ...session, inbox }, { claims });
+  if (claims.length === 0) return decided(session, { claims });
+  const ids = claims.map((entry) => entry.envelope.id);
+  return decided(
+    { ...session, inbox },
+    { claims },
+    [],
+    [{ type: "mark_claimed", ids, leaseExpiresAt }],
+  );
 }
+
+type ClaimCmd = { max: number; leaseMs: number };
+
+export const claimRule: Rule<ClaimCmd, { claims: Claim[] }> = {
+  needs: (_, cmd) => ({ claimable: { max: cmd.max, maxBytes: CLAIM_ANSWER_MAX_BYTES } }),
+  decide: ({ session }, cmd, ctx) => claim(session, cmd, ctx.now),
+  events: (_, value) =>
+    value.claims.length === 0
+      ? []
+      : [
+          idsEvent(
+            "claim",
+            value.claims.map((item) => item.envelope.id),
+          ),
+        ],
+};
 
 export function ack(
   session: Session,
@@ -93,9 +136,9 @@ export function ack(
   const inbox = copyOf(session.inbox);
   const acked: string[] = [];
   const unknown: string[] = [];
-  let newlyAcked = 0;
+  const newlyAcked: string[] = [];
   for (const id of new Set(ids)) {
-    const item = own(inbox, id);
+    const item = own(session.inbox, id);
     if (item === undefined) {
       unknown.push(id);
       continue;
@@ -103,10 +146,20 @@ export function ack(
     acked.push(id);
     if (item.state !== "acked") {
       inbox[id] = { ...item, state: "acked", leaseExpiresAt: null, ackedAt: now };
-      newlyAcked += 1;
+      newlyAcked.push(id);
     }
   }
-  const next =
-    newlyAcked === 0 ? session : { ...session, inbox, unacked: session.unacked - newlyAcked };
-  return decided(next, { acked, unknown });
+  if (newlyAcked.length === 0) return decided(session, { acked, unknown });
+  return decided(
+    { ...session, inbox, unacked: session.unacked - newlyAcked.length },
+    { acked, unknown },
+    [],
+    [{ type: "mark_acked", ids: newlyAcked, ackedAt: now }],
+  );
 }
+
+export const ackRule: Rule<{ ids: string[] }, { acked: string[]; unknown: string[] }> = {
+  needs: (_, cmd) => ({ items: cmd.ids }),
+  decide: ({ session }, cmd, ctx) => ack(session, cmd.ids, ctx.now),
+  events: (_, value) => (value.acked.length === 0 ? [] : [idsEvent("ack", value.acked)]),
+};

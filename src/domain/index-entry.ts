@@ -2,7 +2,7 @@
 // a pure function of its core. Storing entries (D1) and sending them after commits is left to the shell.
 import { assertNever } from "./assert-never";
 import type { Config } from "./config";
-import type { ResumeState, Session, SessionStatus } from "./state";
+import type { Core, ResumeState, SessionStatus } from "./state";
 import { resumeNextAttemptAt, sessionStatus } from "./state";
 
 /** What an operator filters on; `overdue` is the only one that time alone can bring about. */
@@ -51,7 +51,7 @@ export interface IndexEntry {
  * RESUME_CLAIM_TIMEOUT_MS: both mean the session's own alarm is late, or the agent host is.
  */
 export function indexEntryOf(
-  session: Session,
+  session: Core,
   pendingInbox: number,
   config: Pick<Config, "resumeClaimTimeoutMs">,
 ): IndexEntry {

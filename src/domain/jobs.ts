@@ -1,7 +1,8 @@
 // Exec job rules: one reservation per handle, first terminal result wins, lifetime and expiry checks.
 // Minting and verifying callback tokens is left to the shell (it holds the secrets).
 
-import type { Ctx, Decision } from "./decision";
+import type { AuditEvent } from "./audit";
+import type { Ctx, Decision, Needs, Rule } from "./decision";
 import { decided } from "./decision";
 import { fail, type Result } from "./errors";
 import { hasBacklogRoom } from "./inbox";
@@ -39,6 +40,8 @@ export function reserveJob(
     return decided(
       { ...session, jobs: { ...session.jobs, [job.handle]: job } },
       { job, created: false },
+      [],
+      [{ type: "replace_job_token", handle: job.handle, callbackToken: job.callbackToken }],
     );
   }
   const job: Job = {
@@ -53,8 +56,43 @@ export function reserveJob(
   return decided(
     { ...session, jobSeq: job.seq, jobs: { ...session.jobs, [job.handle]: job } },
     { job, created: true },
+    [],
+    [{ type: "insert_job", job }],
   );
 }
+
+/** The rows a reservation, a pull or a token's job reads: the job (with output) and its tombstone. */
+const jobAndTombstone = (handle: string, tombstone = true): Needs => ({
+  jobs: { handles: [handle], output: true },
+  ...(tombstone ? { tombstones: [handle] } : {}),
+});
+
+/** `mint` makes the callback token for the reservation's `seq`, keeping `existing` while it verifies. */
+type ReserveCmd = {
+  handle: string;
+  command: string;
+  mint: (existing: string | undefined, seq: number) => string;
+};
+
+export const reserveRule: Rule<ReserveCmd, { job: Job; created: boolean }> = {
+  needs: (_, cmd) => jobAndTombstone(cmd.handle),
+  decide: ({ session }, cmd, ctx) =>
+    reserveJob(
+      session,
+      {
+        handle: cmd.handle,
+        command: cmd.command,
+        callbackToken: cmd.mint(
+          own(session.jobs, cmd.handle)?.callbackToken,
+          reservationSeq(session, cmd.handle),
+        ),
+      },
+      ctx.now,
+    ),
+};
+
+/** The `write_stdin` pull reads its job and tombstone; it is a read, not a decision. */
+export const pullNeeds = (handle: string): Needs => jobAndTombstone(handle);
 
 /** The `seq` a reservation of `handle` gets: its job's own, or the next one (the token binds it). */
 export const reservationSeq = (session: Session, handle: string): number =>
@@ -124,13 +162,52 @@ export function completeJob(
     return fail("inbox_full", "the session inbox holds 1024 unacknowledged items");
   }
   const generation = observedOnly ? null : session.generation + 1;
-  const done: Job = { ...job, result: cmd.result, completedAt: ctx.now, generation };
+  const done = { ...job, result: cmd.result, completedAt: ctx.now, generation };
   const envelope =
     generation === null ? null : completionEnvelope(done, cmd.result, generation, ctx.now);
   const woken = wakeForResult(session, done, envelope, cmd.resumeId, ctx.now);
-  return decided(woken.session, {
-    outcome: "accepted",
-    generation: generation ?? session.generation,
-    disposition: woken.disposition,
-  });
+  return decided(
+    woken.session,
+    {
+      outcome: "accepted",
+      generation: generation ?? session.generation,
+      disposition: woken.disposition,
+    },
+    [],
+    woken.writes,
+  );
 }
+
+type CompleteCmd = Parameters<typeof completeJob>[1];
+
+const completionEvent = (
+  cmd: CompleteCmd,
+  before: { lifetime: string },
+  outcome: string,
+  disposition: string | null,
+): AuditEvent => ({
+  type: "completion",
+  handle: cmd.handle,
+  outcome,
+  disposition,
+  ...(before.lifetime !== cmd.lifetime ? { token_lifetime: cmd.lifetime } : {}),
+});
+
+export const completionRule: Rule<CompleteCmd, CompletionReply> = {
+  // Another lifetime's token loads nothing: the rule refuses it on the core alone. A token with a
+  // `seq` needs no tombstone (see jobOfToken).
+  needs: (core, cmd) =>
+    core.lifetime !== cmd.lifetime ? {} : jobAndTombstone(cmd.handle, cmd.tokenSeq === null),
+  absent: (cmd, ctx) => completeJob(null, cmd, ctx),
+  decide: ({ session }, cmd, ctx) => completeJob(session, cmd, ctx),
+  events: (cmd, reply, _, before) => [
+    completionEvent(
+      cmd,
+      before,
+      reply.outcome,
+      reply.outcome === "accepted" ? reply.disposition : null,
+    ),
+  ],
+  // A refusal changes nothing but the trail.
+  refused: (cmd, code, before) => completionEvent(cmd, before, code, null),
+};

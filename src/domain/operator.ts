@@ -1,12 +1,13 @@
 // Operator actions: redeliver a failed resume, expire a wait now, mark a running job
 // lost. Each is a pure rule over the loaded session; recording it in the audit trail is the shell's.
 
-import type { Ctx, Decision } from "./decision";
+import type { Ctx, Decision, Rule } from "./decision";
+import { coreOnly, decided } from "./decision";
 import { fail } from "./errors";
 import { type CompletionReply, completeJob } from "./jobs";
 import { own } from "./records";
 import { type JobResult, jobStatus, type Session, sessionStatus } from "./state";
-import { expireWait, scheduleResume } from "./wake";
+import { expireWait, scheduleResume, waitedJobs } from "./wake";
 
 /** A failed resume gets a new one with a new `resume_id` and the same reason. */
 export function redeliverFailed(
@@ -27,10 +28,10 @@ export function redeliverFailed(
     cmd.resumeId,
     now,
   ).session;
-  return { ok: true, state: next, value: { resume_id: cmd.resumeId }, effects: [] };
+  return decided(next, { resume_id: cmd.resumeId });
 }
 
-/** The armed wait ends now exactly as its ceiling would (the jobs it waits on must be loaded). */
+/** The armed wait ends now exactly as its ceiling would (it reads the jobs of the wait). */
 export function expireWaitNow(
   session: Session,
   cmd: { resumeId: string },
@@ -39,7 +40,7 @@ export function expireWaitNow(
   const wait = session.wait;
   if (wait === null) return fail("invalid_transition", "no wait is armed");
   const expired = expireWait({ ...session, wait: { ...wait, ceilingAt: now } }, cmd.resumeId, now);
-  return { ok: true, state: expired, value: { status: sessionStatus(expired) }, effects: [] };
+  return decided(expired.session, { status: sessionStatus(expired.session) }, [], expired.writes);
 }
 
 const OPERATOR_LOST: JobResult = {
@@ -51,7 +52,7 @@ const OPERATOR_LOST: JobResult = {
   endedBy: "operator",
 };
 
-/** A running job gets the result `lost`, woken like any lost result (the job must be loaded). */
+/** A running job gets the result `lost`, woken like any lost result. */
 export function markLost(
   session: Session,
   cmd: { handle: string; resumeId: string },
@@ -75,3 +76,24 @@ export function markLost(
     ctx,
   );
 }
+
+export const redeliverRule: Rule<{ resumeId: string }, { resume_id: string }> = {
+  needs: coreOnly,
+  decide: ({ session }, cmd, ctx) => redeliverFailed(session, cmd, ctx.now),
+  events: (_, value) => [{ type: "operator", action: "redeliver", resume_id: value.resume_id }],
+};
+
+export const expireWaitRule: Rule<
+  { resumeId: string },
+  { status: ReturnType<typeof sessionStatus> }
+> = {
+  needs: (core) => ({ jobs: waitedJobs(core.wait) }),
+  decide: ({ session }, cmd, ctx) => expireWaitNow(session, cmd, ctx.now),
+  events: () => [{ type: "operator", action: "expire_wait" }],
+};
+
+export const markLostRule: Rule<{ handle: string; resumeId: string }, CompletionReply> = {
+  needs: (_, cmd) => ({ jobs: { handles: [cmd.handle], output: true } }),
+  decide: ({ session }, cmd, ctx) => markLost(session, cmd, ctx),
+  events: (cmd) => [{ type: "operator", action: "mark_lost", handle: cmd.handle }],
+};

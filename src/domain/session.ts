@@ -2,12 +2,12 @@
 // Validation of wire input is left to the HTTP layer; persistence to the shell.
 
 import { assertNever } from "./assert-never";
-import type { Ctx, Decision } from "./decision";
-import { decided } from "./decision";
+import type { Ctx, Decision, Rule } from "./decision";
+import { coreOnly, decided } from "./decision";
 import { fail } from "./errors";
 import { own } from "./records";
-import type { Message, Resume, Role, Session, Wake } from "./state";
-import { jobStatus, resumeDeliveredAt, resumeEndedAt, resumeFields } from "./state";
+import type { Core, Message, Resume, Role, Session, Wake } from "./state";
+import { jobStatus, resumeDeliveredAt, resumeEndedAt, resumeFields, sessionStatus } from "./state";
 import { reasonForResult, scheduleResume } from "./wake";
 
 export function createSession(
@@ -59,6 +59,8 @@ export function appendMessage(
   return decided(
     { ...session, messages: [...session.messages, message], messageCount: message.index + 1 },
     { index: message.index },
+    [],
+    [{ type: "insert_message", message }],
   );
 }
 
@@ -104,7 +106,7 @@ export function registerRun(
   return decided({ ...session, run, resume }, { run_id: cmd.runId, notify_seq: session.notifySeq });
 }
 
-export function requireActiveRun(session: Session, runId: string) {
+export function requireActiveRun(session: Core, runId: string) {
   return session.run?.runId === runId
     ? null
     : fail("invalid_transition", `run ${runId} is not the active run of this session`);
@@ -167,3 +169,58 @@ export function finishRun(
   const woken = scheduleResume(ended, "inbox_pending", cmd.resumeId, now).session;
   return decided(woken, woken);
 }
+
+// ---- the rules: what each command reads, decides and records -------------------------------
+
+type CreateCmd = Parameters<typeof createSession>[1];
+
+export const createRule: Rule<CreateCmd, Session> = {
+  needs: coreOnly,
+  absent: (cmd, ctx) => createSession(null, cmd, ctx.now),
+  decide: ({ session }, cmd, ctx) => createSession(session, cmd, ctx.now),
+};
+
+export const appendRule: Rule<Parameters<typeof appendMessage>[1], { index: number }> = {
+  needs: coreOnly,
+  decide: ({ session }, cmd, ctx) => appendMessage(session, cmd, ctx.now),
+};
+
+export const registerRule: Rule<
+  Parameters<typeof registerRun>[1],
+  { run_id: string; notify_seq: number }
+> = {
+  needs: coreOnly,
+  decide: ({ session }, cmd, ctx) => registerRun(session, cmd, ctx.now),
+  // Registering the active run again changes nothing, so it records nothing either.
+  events: (cmd, value, _, before) =>
+    before.run?.runId === value.run_id
+      ? []
+      : [{ type: "run_registered", run_id: value.run_id, resume_id: cmd.resumeId }],
+};
+
+type SuspendCmd = Parameters<typeof suspendRun>[1];
+
+export const suspendRule: Rule<SuspendCmd, Session> = {
+  needs: (_, cmd) => ({ jobs: { handles: cmd.handles, output: false } }),
+  decide: ({ session }, cmd, ctx) => suspendRun(session, cmd, ctx),
+  events: (cmd, _, state) => [
+    {
+      type: "run_suspended",
+      run_id: cmd.runId,
+      waiting_for: state.wait?.handles ?? [],
+      wake: cmd.wake,
+      ceiling_at: state.wait === null ? null : new Date(state.wait.ceilingAt).toISOString(),
+    },
+  ],
+};
+
+type FinishCmd = Omit<Parameters<typeof finishRun>[1], "pending">;
+
+export const finishRule: Rule<FinishCmd, Session> = {
+  needs: () => ({ pending: true }),
+  decide: ({ session, pending }, cmd, ctx) =>
+    finishRun(session, { ...cmd, pending: pending() }, ctx.now),
+  events: (cmd, _, state) => [
+    { type: "run_finished", run_id: cmd.runId, status: sessionStatus(state) },
+  ],
+};

@@ -241,6 +241,9 @@ export interface Session {
   readonly purged: Readonly<Record<string, number>>;
 }
 
+/** What a session object keeps in memory between requests: the session without its rows. */
+export type Core = Omit<Session, "messages" | "jobs" | "inbox" | "purged">;
+
 export type SessionStatus = "idle" | "running" | "suspended" | "resuming";
 
 /** Whether a wake is still owed to the host: delivered or not, no run has taken it yet. */
@@ -259,7 +262,7 @@ export function isResumePending(resume: Resume | null): boolean {
   }
 }
 
-export function sessionStatus(session: Session): SessionStatus {
+export function sessionStatus(session: Core): SessionStatus {
   if (session.run !== null) return "running";
   if (session.wait !== null) return "suspended";
   if (isResumePending(session.resume)) return "resuming";

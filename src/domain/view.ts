@@ -1,6 +1,6 @@
 // The API views of a session, a job and a message (contract section 5), from the domain state and
 // the counts the store reads in SQL. Status codes and serialization are left to the HTTP layer.
-import type { Job, Message, Session } from "./state";
+import type { Core, Job, Message } from "./state";
 import {
   jobCompletedAt,
   jobStatus,
@@ -57,7 +57,7 @@ interface RowCounts {
 }
 
 /** While a wait is armed, metadata.runtime carries the suspend markers; clearing the wait drops them. */
-function metadataView(session: Session): Record<string, unknown> {
+function metadataView(session: Core): Record<string, unknown> {
   const { runtime, ...rest } = session.metadata;
   const base = typeof runtime === "object" && runtime !== null ? { ...(runtime as object) } : null;
   if (session.wait === null) return base === null ? rest : { ...rest, runtime: base };
@@ -71,7 +71,7 @@ function metadataView(session: Session): Record<string, unknown> {
   };
 }
 
-export function sessionView(session: Session, counts: RowCounts) {
+export function sessionView(session: Core, counts: RowCounts) {
   const { wait, run, resume } = session;
   return {
     id: session.id,

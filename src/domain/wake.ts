@@ -1,6 +1,7 @@
 // The wake table of contract section 6: what an admission, a suspend or a ceiling does to a session.
 // Delivering a scheduled resume is left to the delivery rules and the alarm.
 
+import type { Write } from "./decision";
 import { admit } from "./inbox";
 import { waitExpiredEnvelope } from "./messages";
 import { own } from "./records";
@@ -55,35 +56,57 @@ export const reasonForResult = (job: Job): ResumeReason =>
  */
 export function wakeForResult(
   before: Session,
-  job: Job,
+  job: Extract<Job, { completedAt: number }>,
   envelope: Envelope | null,
   resumeId: string,
   now: number,
-): { session: Session; disposition: Disposition } {
+): { session: Session; disposition: Disposition; writes: Write[] } {
   const release = releaseHandle(before.wait, job.handle);
   const stored: Session = {
     ...before,
     jobs: { ...before.jobs, [job.handle]: job },
     wait: release.wait,
   };
-  if (envelope === null) return { session: stored, disposition: "observed" };
+  const completed: Write = { type: "complete_job", job };
+  if (envelope === null) return { session: stored, disposition: "observed", writes: [completed] };
 
   const admitted = admit(stored, envelope);
+  const writes = [completed, admitted.write];
   if (before.run !== null) {
     return {
-      session: { ...admitted, notifySeq: admitted.notifySeq + 1 },
+      session: { ...admitted.session, notifySeq: admitted.session.notifySeq + 1 },
       disposition: "active_run_notified",
+      writes,
     };
   }
-  if (before.wait !== null && !release.met) return { session: admitted, disposition: "staged" };
-  const woken = scheduleResume(admitted, reasonForResult(job), resumeId, now);
-  return { session: woken.session, disposition: woken.scheduled ? "resume_scheduled" : "queued" };
+  if (before.wait !== null && !release.met) {
+    return { session: admitted.session, disposition: "staged", writes };
+  }
+  const woken = scheduleResume(admitted.session, reasonForResult(job), resumeId, now);
+  return {
+    session: woken.session,
+    disposition: woken.scheduled ? "resume_scheduled" : "queued",
+    writes,
+  };
 }
 
-/** The ceiling passed with the wait still armed: say so (never as a completion) and wake. */
-export function expireWait(session: Session, resumeId: string, now: number): Session {
+/** The jobs a ceiling reads: those the armed wait still holds. */
+export const waitedJobs = (wait: Wait | null) => ({
+  handles: wait === null ? [] : wait.handles,
+  output: false,
+});
+
+/**
+ * The ceiling passed with the wait still armed: say so (never as a completion) and wake. Reads
+ * the jobs of the wait (`waitedJobs`).
+ */
+export function expireWait(
+  session: Session,
+  resumeId: string,
+  now: number,
+): { session: Session; writes: Write[] } {
   const wait = session.wait;
-  if (wait === null || wait.ceilingAt > now) return session;
+  if (wait === null || wait.ceilingAt > now) return { session, writes: [] };
   const pendingHandles = wait.handles.filter((handle) => {
     const job = own(session.jobs, handle);
     return job !== undefined && jobStatus(job) === "running";
@@ -95,6 +118,10 @@ export function expireWait(session: Session, resumeId: string, now: number): Ses
     { ...session, wait: null },
     waitExpiredEnvelope(session.lifetime, handles, wait.since, generation, now),
   );
-  if (session.run !== null) return { ...admitted, notifySeq: admitted.notifySeq + 1 };
-  return scheduleResume(admitted, "background_exec_wait_expired", resumeId, now).session;
+  const writes = [admitted.write];
+  if (session.run !== null) {
+    return { session: { ...admitted.session, notifySeq: admitted.session.notifySeq + 1 }, writes };
+  }
+  const woken = scheduleResume(admitted.session, "background_exec_wait_expired", resumeId, now);
+  return { session: woken.session, writes };
 }

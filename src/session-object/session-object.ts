@@ -1,87 +1,169 @@
-// The session Durable Object (wrangler.toml binds this class): operator actions and operational
-// reads on top of the agent surface. The layers beneath, from the core out: session-shell (load →
-// decide → persist), session-timers (the alarm), session-conversation, session-exec-inbox.
+// The session Durable Object (wrangler.toml binds this class): its RPC surface, one line a method.
+// Each delegates to a feature module (conversation, exec-jobs, inbox, operators, timers) of plain
+// functions over the kernel, which holds the core and is the only place it changes.
 
+import { DurableObject } from "cloudflare:workers";
 import type { StoredEvent } from "../domain/audit";
-import { fail, type Result } from "../domain/errors";
+import type { Result } from "../domain/errors";
+import type { Claim, InboxCounts } from "../domain/inbox";
 import type { IndexEntry } from "../domain/index-entry";
 import type { CompletionReply } from "../domain/jobs";
-import { expireWaitNow, markLost, redeliverFailed } from "../domain/operator";
-import type { SessionView } from "../domain/view";
-import { SessionExecInbox } from "./session-exec-inbox";
-import { newId } from "./session-shell";
-import * as store from "./store";
+import type { JobResult, Role, Wake } from "../domain/state";
+import type { JobSummaryView, JobView, MessageView, SessionView } from "../domain/view";
+import type { Env } from "../env";
+import * as conversation from "./conversation";
+import * as execJobs from "./exec-jobs";
+import * as inbox from "./inbox";
+import { Kernel } from "./kernel";
+import * as operators from "./operators";
+import * as timers from "./timers";
 
-export class SessionObject extends SessionExecInbox {
-  // ---- operators -------------------------------------------------------------------------
+export class SessionObject extends DurableObject<Env> {
+  private readonly kernel: Kernel;
 
-  /** The audit trail, oldest first, paged by seq. */
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.kernel = new Kernel(ctx, env);
+    void ctx.blockConcurrencyWhile(() => this.kernel.start());
+  }
+
+  override alarm(): Promise<void> {
+    return timers.alarm(this.kernel);
+  }
+
+  // ---- sessions, messages and runs -------------------------------------------------------
+
+  create(cmd: {
+    tenant: string;
+    id: string;
+    resumeUrl: string | null;
+    metadata: Record<string, unknown>;
+  }): Result<SessionView> {
+    return conversation.create(this.kernel, cmd);
+  }
+
+  view(): Result<SessionView> {
+    return conversation.viewOf(this.kernel, this.kernel.core);
+  }
+
+  remove(cmd: { by: "agent" | "operator" } = { by: "agent" }): Promise<Result<null>> {
+    return conversation.remove(this.kernel, cmd);
+  }
+
+  appendMessage(cmd: {
+    role: Role;
+    content: unknown;
+    metadata: Record<string, unknown>;
+  }): Result<{ index: number }> {
+    return conversation.appendMessage(this.kernel, cmd);
+  }
+
+  listMessages(cmd: {
+    after: number;
+    before: number | null;
+    limit: number;
+  }): Result<{ messages: MessageView[]; next_after: number | null }> {
+    return conversation.listMessages(this.kernel, cmd);
+  }
+
+  registerRun(cmd: {
+    runId: string | null;
+    resumeId: string | null;
+  }): Result<{ run_id: string; notify_seq: number }> {
+    return conversation.registerRun(this.kernel, cmd);
+  }
+
+  suspend(cmd: {
+    runId: string;
+    handles: string[];
+    wake: Wake;
+    ceilingMs: number | null;
+  }): Result<SessionView> {
+    return conversation.suspend(this.kernel, cmd);
+  }
+
+  finish(cmd: { runId: string }): Result<SessionView> {
+    return conversation.finish(this.kernel, cmd);
+  }
+
+  notifications(cmd: {
+    runId: string;
+    after: number;
+    waitMs: number;
+  }): Promise<Result<{ notify_seq: number; pending: number }>> {
+    return conversation.notifications(this.kernel, cmd);
+  }
+
+  // ---- exec jobs and the inbox -----------------------------------------------------------
+
+  reserveJob(cmd: {
+    handle: string;
+    command: string;
+  }): Result<{ job: JobView; token: string; created: boolean }> {
+    return execJobs.reserveJob(this.kernel, cmd);
+  }
+
+  getJob(cmd: { handle: string }): Result<JobView> {
+    return execJobs.getJob(this.kernel, cmd);
+  }
+
+  listJobs(cmd: {
+    status: "running" | "done" | null;
+    after: number;
+    limit: number;
+  }): Result<{ jobs: JobSummaryView[]; next: number | null }> {
+    return execJobs.listJobs(this.kernel, cmd);
+  }
+
+  complete(cmd: {
+    lifetime: string;
+    handle: string;
+    tokenSeq: number | null;
+    result: JobResult;
+    observed: boolean;
+  }): Result<CompletionReply> {
+    return execJobs.complete(this.kernel, cmd);
+  }
+
+  inbox(): Result<InboxCounts> {
+    return inbox.counts(this.kernel);
+  }
+
+  claim(cmd: { max: number; leaseMs: number }): Result<{ claims: Claim[] }> {
+    return inbox.claim(this.kernel, cmd);
+  }
+
+  ack(cmd: { ids: string[] }): Result<{ acked: string[]; unknown: string[] }> {
+    return inbox.ack(this.kernel, cmd);
+  }
+
+  // ---- operators and operations ----------------------------------------------------------
+
   events(cmd: {
     after: number;
     limit: number;
   }): Result<{ events: StoredEvent[]; next_after: number | null }> {
-    if (this.core === null) return fail("not_found", "no such session");
-    return { ok: true, value: this.read((sql) => this.audit.page(sql, Date.now(), cmd)) };
+    return operators.events(this.kernel, cmd);
   }
 
   redeliver(): Result<{ resume_id: string }> {
-    return this.decide(
-      (core) => core,
-      (session, now) => redeliverFailed(session, { resumeId: newId("rs") }, now),
-      (value) => [{ type: "operator", action: "redeliver", resume_id: value.resume_id }],
-    );
+    return operators.redeliver(this.kernel);
   }
 
   expireWaitNow(): Result<SessionView> {
-    const result = this.decide(
-      (core, sql) => ({
-        ...core,
-        jobs: core.wait === null ? {} : store.loadJobs(sql, core.wait.handles, false),
-      }),
-      (session, now) => expireWaitNow(session, { resumeId: newId("rs") }, now),
-      () => [{ type: "operator", action: "expire_wait" }],
-    );
-    return result.ok ? this.viewOf(this.core) : result;
+    return operators.expireWaitNow(this.kernel);
   }
 
   markLost(cmd: { handle: string }): Result<CompletionReply> {
-    return this.decide(
-      (core, sql) => ({ ...core, jobs: store.loadJobs(sql, [cmd.handle], true) }),
-      (session, now) =>
-        markLost(session, { handle: cmd.handle, resumeId: newId("rs") }, this.ctxAt(now)),
-      () => [{ type: "operator", action: "mark_lost", handle: cmd.handle }],
-    );
+    return operators.markLost(this.kernel, cmd);
   }
 
-  // ---- operations ------------------------------------------------------------------------
-
-  /** Operational counters since this object started: what a session costs in billed units. */
-  stats(): Result<{
-    rows_read: number;
-    rows_written: number;
-    database_bytes: number;
-    alarms: number;
-    index_rows_written: number;
-  }> {
-    if (this.core === null) return fail("not_found", "no such session");
-    return {
-      ok: true,
-      value: {
-        rows_read: this.meter.rowsRead,
-        rows_written: this.meter.rowsWritten,
-        database_bytes: this.ctx.storage.sql.databaseSize,
-        alarms: this.alarms,
-        index_rows_written: this.indexer.rowsWritten,
-      },
-    };
+  stats(): ReturnType<typeof operators.stats> {
+    return operators.stats(this.kernel);
   }
 
-  /** This session's index entry now, sent to the index again: the list route's repair of a stale row. */
   indexEntry(): Result<IndexEntry> {
-    const entry = this.indexEntryNow();
-    if (entry === null) return fail("not_found", "no such session");
-    this.indexer.resend();
-    return { ok: true, value: entry };
+    return operators.indexEntry(this.kernel);
   }
 
   /** Does nothing: the floor of a Durable Object call, for benchmarks and health checks. */

@@ -1,6 +1,9 @@
-// SQL statements and row ⇄ domain mappers for one session: the core, the rows a rule touches, and
-// writes of only what a decision changed. Transactions and the in-memory core are left to the object.
-import { dict, own } from "../domain/records";
+// SQL statements and row ⇄ domain mappers for one session: the core, the rows a rule needs, and
+// the writes a decision returns. Transactions and the in-memory core are left to the kernel.
+
+import { assertNever } from "../domain/assert-never";
+import type { Core, Needs, Write } from "../domain/decision";
+import { dict, fence } from "../domain/records";
 import type {
   InboxItem,
   Job,
@@ -63,8 +66,6 @@ type MessageRow = {
 // JSON columns hold the domain shapes Run, Wait, Resume as they are; new fields must stay optional.
 const parseOrNull = <T>(text: string | null): T | null =>
   text === null ? null : (JSON.parse(text) as T);
-const jsonOrNull = (value: unknown): string | null =>
-  value === null ? null : JSON.stringify(value);
 
 /** A job row without its output (the last column, read only when selected): for summaries. */
 const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
@@ -114,7 +115,7 @@ const itemFromRow = (row: InboxRow): InboxItem => ({
 });
 
 /** The core the object keeps in memory: no message, job or inbox row; counters read once. */
-export function loadCore(sql: SqlStorage): Session | null {
+export function loadCore(sql: SqlStorage): Core | null {
   const row = sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
   if (row === undefined) return null;
   const counts = sql
@@ -130,7 +131,6 @@ export function loadCore(sql: SqlStorage): Session | null {
     createdAt: row.created_at,
     resumeUrl: row.resume_url,
     metadata: JSON.parse(row.metadata),
-    messages: [],
     messageCount: counts.messages,
     jobSeq: row.job_seq,
     unacked: counts.unacked,
@@ -139,9 +139,31 @@ export function loadCore(sql: SqlStorage): Session | null {
     resume: parseOrNull<Resume>(row.resume),
     notifySeq: row.notify_seq,
     generation: row.generation,
-    jobs: {},
-    inbox: {},
-    purged: {},
+  };
+}
+
+/**
+ * The core with exactly the rows `needs` names, each record fenced to the keys asked for: a rule
+ * that reads another row throws (records.ts) instead of taking a missing row for an absent one.
+ */
+export function loadRows(sql: SqlStorage, core: Core, needs: Needs, now: number): Session {
+  const handles = needs.jobs?.handles ?? [];
+  const tombstones = needs.tombstones ?? [];
+  const jobs = needs.jobs === undefined ? dict<Job>() : loadJobs(sql, handles, needs.jobs.output);
+  const purged = tombstones.length === 0 ? dict<number>() : loadTombstones(sql, tombstones);
+  const inbox =
+    needs.claimable !== undefined
+      ? loadClaimable(sql, now, needs.claimable.max, needs.claimable.maxBytes)
+      : needs.items !== undefined
+        ? loadForAck(sql, needs.items)
+        : dict<InboxItem>();
+  const inboxKeys = needs.items ?? Object.keys(inbox);
+  return {
+    ...core,
+    messages: [],
+    jobs: fence(jobs, handles),
+    purged: fence(purged, tombstones),
+    inbox: fence(inbox, inboxKeys),
   };
 }
 
@@ -276,7 +298,7 @@ export function oldestRetained(sql: SqlStorage): number | null {
 }
 
 /** Applies a retention horizon to every row, as the domain's purge does to the loaded ones. */
-export function purgeBefore(sql: SqlStorage, horizon: number, now: number): void {
+function purgeBefore(sql: SqlStorage, horizon: number, now: number): void {
   sql.exec("DELETE FROM purged WHERE purged_at <= ?", horizon);
   sql.exec(
     `INSERT INTO purged (handle, purged_at) SELECT handle, ? FROM jobs WHERE completed_at <= ?
@@ -353,170 +375,151 @@ export function listMessages(
   return { messages, nextAfter: more ? last.idx : null };
 }
 
-function writeJob(sql: SqlStorage, job: Job, previous: Job | undefined): void {
-  // A terminal job changes only its callback token (a retired secret was replaced).
-  if (previous !== undefined && previous.result !== null) {
-    sql.exec("UPDATE jobs SET callback_token = ? WHERE handle = ?", job.callbackToken, job.handle);
-    return;
-  }
-  const result = job.result;
-  sql.exec(
-    // An upsert writes one row; INSERT OR REPLACE deletes and inserts (two billed rows). The first
-    // result wins in storage too: a job loaded without its output can never erase it.
-    `INSERT INTO jobs (seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
-       output_truncated, output_bytes_total, ended_by, completed_at, generation, output)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (handle) DO UPDATE SET callback_token = excluded.callback_token,
-       status = excluded.status, exit_code = excluded.exit_code,
-       output_truncated = excluded.output_truncated, output_bytes_total = excluded.output_bytes_total,
-       ended_by = excluded.ended_by, completed_at = excluded.completed_at,
-       generation = excluded.generation, output = excluded.output
-     WHERE jobs.status = 'running'`,
-    job.seq,
-    job.handle,
-    job.command,
-    job.lifetime,
-    job.reservedAt,
-    job.callbackToken,
-    result?.status ?? "running",
-    result?.exitCode ?? null,
-    result === null ? null : result.outputTruncated ? 1 : 0,
-    result?.outputBytesTotal ?? null,
-    result?.endedBy ?? null,
-    job.result === null ? null : job.completedAt,
-    job.result === null ? null : job.generation,
-    result?.output ?? null,
-  );
-}
+// ---- writes -------------------------------------------------------------------------------
 
-function writeInboxItem(sql: SqlStorage, item: InboxItem, isNew: boolean): void {
-  if (isNew) {
-    sql.exec(
-      "INSERT INTO inbox (id, generation, state, lease_expires_at, acked_at, envelope) VALUES (?, ?, ?, ?, ?, ?)",
-      item.envelope.id,
-      item.envelope.generation,
-      item.state,
-      item.leaseExpiresAt,
-      item.ackedAt,
-      JSON.stringify(item.envelope),
-    );
-    return;
-  }
-  // An admitted envelope never changes: only its delivery state moves.
-  sql.exec(
-    "UPDATE inbox SET state = ?, lease_expires_at = ?, acked_at = ? WHERE id = ?",
-    item.state,
-    item.leaseExpiresAt,
-    item.ackedAt,
-    item.envelope.id,
-  );
-}
+/**
+ * Each column of the session row and the core field it holds. One table serves the write and the
+ * change check, so a field is written exactly when a column holds it; the fields left out are
+ * counted from other tables on load (`DERIVED_CORE_FIELDS`), and a test holds every other core
+ * field to a round trip. JSON columns hold immutable values a decision replaces to change.
+ */
+const SESSION_COLUMNS = {
+  tenant: (core) => core.tenant,
+  id: (core) => core.id,
+  lifetime: (core) => core.lifetime,
+  created_at: (core) => core.createdAt,
+  resume_url: (core) => core.resumeUrl,
+  metadata: (core) => core.metadata,
+  run: (core) => core.run,
+  wait: (core) => core.wait,
+  resume: (core) => core.resume,
+  notify_seq: (core) => core.notifySeq,
+  generation: (core) => core.generation,
+  job_seq: (core) => core.jobSeq,
+} satisfies Record<keyof SessionRow, (core: Core) => unknown>;
 
-/** Calls `write` for entries that are new or replaced and `remove` for keys that are gone. */
-function diff<T>(
-  before: Readonly<Record<string, T>>,
-  after: Readonly<Record<string, T>>,
-  write: (value: T, key: string, isNew: boolean) => void,
-  remove: (key: string) => void,
-): void {
-  if (before === after) return;
-  for (const [key, value] of Object.entries(after)) {
-    if (before[key] !== value) write(value, key, !(key in before));
-  }
-  for (const key of Object.keys(before)) if (!(key in after)) remove(key);
-}
+/** Core fields no session column holds: they are counted from the rows when the core loads. */
+export const DERIVED_CORE_FIELDS = [
+  "messageCount",
+  "unacked",
+] as const satisfies readonly (keyof Core)[];
+
+const COLUMN_NAMES = Object.keys(SESSION_COLUMNS) as (keyof SessionRow)[];
+const columnValues = (core: Core) =>
+  COLUMN_NAMES.map((column) => {
+    const value = SESSION_COLUMNS[column](core);
+    return value !== null && typeof value === "object" ? JSON.stringify(value) : value;
+  });
+
+// A lifetime's first row is inserted, every later change updates it: neither statement carries
+// the other's half, as an upsert would (the JSON CHECKs compiled twice).
+const INSERT_SESSION = `INSERT INTO session (singleton, ${COLUMN_NAMES.join(", ")})
+  VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")})`;
+const UPDATE_SESSION = `UPDATE session SET ${COLUMN_NAMES.map((column) => `${column} = ?`).join(", ")}
+  WHERE singleton = 1`;
 
 const TABLES = ["session", "messages", "jobs", "inbox", "purged"] as const;
 
-/** Domain transitions replace what they change, so reference equality tells what moved. */
-const sessionRowChanged = (before: Session, after: Session): boolean =>
-  before.tenant !== after.tenant ||
-  before.id !== after.id ||
-  before.createdAt !== after.createdAt ||
-  before.resumeUrl !== after.resumeUrl ||
-  before.metadata !== after.metadata ||
-  before.run !== after.run ||
-  before.wait !== after.wait ||
-  before.resume !== after.resume ||
-  before.notifySeq !== after.notifySeq ||
-  before.generation !== after.generation ||
-  before.jobSeq !== after.jobSeq;
-
-function writeSessionRow(sql: SqlStorage, session: Session): void {
-  sql.exec(
-    `INSERT INTO session (singleton, id, lifetime, created_at, resume_url, metadata, run, wait, resume, notify_seq,
-       generation, job_seq, tenant) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (singleton) DO UPDATE SET tenant = excluded.tenant, id = excluded.id, lifetime = excluded.lifetime,
-       created_at = excluded.created_at, resume_url = excluded.resume_url, metadata = excluded.metadata,
-       run = excluded.run, wait = excluded.wait, resume = excluded.resume, notify_seq = excluded.notify_seq,
-       generation = excluded.generation, job_seq = excluded.job_seq`,
-    session.id,
-    session.lifetime,
-    session.createdAt,
-    session.resumeUrl,
-    JSON.stringify(session.metadata),
-    jsonOrNull(session.run),
-    jsonOrNull(session.wait),
-    jsonOrNull(session.resume),
-    session.notifySeq,
-    session.generation,
-    session.jobSeq,
-    session.tenant,
-  );
-}
-
 /**
- * Writes the difference between two states of the rows a decision was given; `before` must agree
- * with storage for every row it holds. Rows it does not hold are left as they are.
+ * Writes the core's row: a new lifetime starts from empty tables; otherwise the row is written
+ * when a column's value moved.
  */
-export function persistSession(
-  sql: SqlStorage,
-  before: Session | null,
-  after: Session | null,
-): void {
-  if (before === after) return;
-  if (after === null || before === null || before.lifetime !== after.lifetime) {
+export function writeCore(sql: SqlStorage, before: Core | null, after: Core): void {
+  if (before === null || before.lifetime !== after.lifetime) {
     for (const table of TABLES) sql.exec(`DELETE FROM ${table}`);
-    if (after === null) return;
-    writeSessionRow(sql, after);
-    const empty: Session = { ...after, messages: [], jobs: {}, inbox: {}, purged: {} };
-    persistSession(sql, empty, after);
+    sql.exec(INSERT_SESSION, ...columnValues(after));
     return;
   }
-  if (sessionRowChanged(before, after)) writeSessionRow(sql, after);
-  for (const message of after.messages.slice(before.messages.length)) {
-    sql.exec(
-      "INSERT INTO messages (idx, role, content, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
-      message.index,
-      message.role,
-      JSON.stringify(message.content),
-      JSON.stringify(message.metadata),
-      message.createdAt,
-    );
-  }
-  diff(
-    before.jobs,
-    after.jobs,
-    (job, handle) => writeJob(sql, job, own(before.jobs, handle)),
-    (handle) => sql.exec("DELETE FROM jobs WHERE handle = ?", handle),
+  const moved = COLUMN_NAMES.some(
+    (column) => SESSION_COLUMNS[column](before) !== SESSION_COLUMNS[column](after),
   );
-  diff(
-    before.inbox,
-    after.inbox,
-    (item, _id, isNew) => writeInboxItem(sql, item, isNew),
-    (id) => sql.exec("DELETE FROM inbox WHERE id = ?", id),
-  );
-  diff(
-    before.purged,
-    after.purged,
-    (purgedAt, handle) =>
+  if (moved) sql.exec(UPDATE_SESSION, ...columnValues(after));
+}
+
+const SET_ITEM_STATE =
+  "UPDATE inbox SET state = ?, lease_expires_at = ?, acked_at = ? WHERE id = ?";
+
+/** Applies one write of a decision, inside the caller's transaction. */
+export function applyWrite(sql: SqlStorage, write: Write): void {
+  switch (write.type) {
+    case "insert_message": {
+      const { message } = write;
       sql.exec(
-        "INSERT INTO purged (handle, purged_at) VALUES (?, ?) ON CONFLICT (handle) DO UPDATE SET purged_at = excluded.purged_at",
-        handle,
-        purgedAt,
-      ),
-    (handle) => sql.exec("DELETE FROM purged WHERE handle = ?", handle),
-  );
+        "INSERT INTO messages (idx, role, content, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
+        message.index,
+        message.role,
+        JSON.stringify(message.content),
+        JSON.stringify(message.metadata),
+        message.createdAt,
+      );
+      return;
+    }
+    case "insert_job": {
+      const { job } = write;
+      sql.exec(
+        `INSERT INTO jobs (seq, handle, command, lifetime, reserved_at, callback_token, status)
+         VALUES (?, ?, ?, ?, ?, ?, 'running')`,
+        job.seq,
+        job.handle,
+        job.command,
+        job.lifetime,
+        job.reservedAt,
+        job.callbackToken,
+      );
+      return;
+    }
+    case "replace_job_token":
+      sql.exec(
+        "UPDATE jobs SET callback_token = ? WHERE handle = ?",
+        write.callbackToken,
+        write.handle,
+      );
+      return;
+    case "complete_job": {
+      const { job } = write;
+      // The first result wins in storage too: a row that has one is never rewritten.
+      sql.exec(
+        `UPDATE jobs SET status = ?, exit_code = ?, output_truncated = ?, output_bytes_total = ?,
+           ended_by = ?, completed_at = ?, generation = ?, output = ?
+         WHERE handle = ? AND status = 'running'`,
+        job.result.status,
+        job.result.exitCode,
+        job.result.outputTruncated ? 1 : 0,
+        job.result.outputBytesTotal,
+        job.result.endedBy,
+        job.completedAt,
+        job.generation,
+        job.result.output,
+        job.handle,
+      );
+      return;
+    }
+    case "insert_envelope": {
+      const { item } = write;
+      sql.exec(
+        "INSERT INTO inbox (id, generation, state, lease_expires_at, acked_at, envelope) VALUES (?, ?, ?, ?, ?, ?)",
+        item.envelope.id,
+        item.envelope.generation,
+        item.state,
+        item.leaseExpiresAt,
+        item.ackedAt,
+        JSON.stringify(item.envelope),
+      );
+      return;
+    }
+    case "mark_claimed":
+      for (const id of write.ids)
+        sql.exec(SET_ITEM_STATE, "claimed", write.leaseExpiresAt, null, id);
+      return;
+    case "mark_acked":
+      for (const id of write.ids) sql.exec(SET_ITEM_STATE, "acked", null, write.ackedAt, id);
+      return;
+    case "purge_before":
+      purgeBefore(sql, write.horizon, write.now);
+      return;
+    default:
+      assertNever(write);
+  }
 }
 
 /**

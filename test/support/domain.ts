@@ -1,5 +1,5 @@
 // Builders for domain tests: a session and results from defaults, a fixed clock and config.
-import type { Ctx, Decision, Effect } from "../../src/domain/decision";
+import type { Ctx, Decision, Effect, Write } from "../../src/domain/decision";
 import type { InboxCounts } from "../../src/domain/inbox";
 import { reserveJob } from "../../src/domain/jobs";
 import { createSession, registerRun, suspendRun } from "../../src/domain/session";
@@ -26,10 +26,12 @@ export function ok<T>(decision: Decision<T>): {
   state: Session;
   value: T;
   effects: readonly Effect[];
+  writes: readonly Write[];
 } {
   if (!decision.ok) throw new Error(`expected success, got ${decision.code}: ${decision.detail}`);
   if (decision.state === null) throw new Error("expected a session");
-  return { state: decision.state, value: decision.value, effects: decision.effects };
+  const { state, value, effects, writes } = decision;
+  return { state, value, effects, writes };
 }
 
 export const completed = (

@@ -1,17 +1,18 @@
 // Random histories for the domain: commands, an interpreter over the pure rules, and the invariants
 // of the product checked after every step. Shared by the pure property test and the storage one.
 import fc from "fast-check";
-import type { Ctx, Decision, Effect } from "../../src/domain/decision";
-import { nextDueAt, oldestRetained, recordDelivery, tick } from "../../src/domain/delivery";
-import { ack, claim } from "../../src/domain/inbox";
-import { completeJob, reserveJob } from "../../src/domain/jobs";
+import type { Ctx, Decision, Effect, Rule, Write } from "../../src/domain/decision";
+import { nextDueAt, oldestRetained, recordDeliveryRule, tickRule } from "../../src/domain/delivery";
+import { fail } from "../../src/domain/errors";
+import { ackRule, claimRule } from "../../src/domain/inbox";
+import { completionRule, reserveRule } from "../../src/domain/jobs";
 import {
-  appendMessage,
-  createSession,
+  appendRule,
+  createRule,
   deleteSession,
-  finishRun,
-  registerRun,
-  suspendRun,
+  finishRule,
+  registerRule,
+  suspendRule,
 } from "../../src/domain/session";
 import type { JobResult } from "../../src/domain/state";
 import {
@@ -22,6 +23,7 @@ import {
   type Session,
 } from "../../src/domain/state";
 import { pendingItems } from "./domain";
+import { applyWrites, checkWrites, loadFor } from "./model-rows";
 
 export const HANDLES = ["a", "b", "c", "d"] as const;
 
@@ -134,6 +136,8 @@ export interface Step {
   readonly command: Command;
   readonly before: Session | null;
   readonly after: Session | null;
+  /** The row writes the step's decision returned (none for a refusal or a no-op). */
+  readonly writes: readonly Write[];
   readonly ok: boolean;
   readonly code?: string;
 }
@@ -165,6 +169,36 @@ export class History {
     return `${prefix}-${this.ids}`;
   }
 
+  /**
+   * Decides as the session object does: the rule is given only the rows its needs name (fenced,
+   * so reading another throws), its writes must make exactly the rows it returned, and the model
+   * moves by those writes applied to all its rows.
+   */
+  private decide<C, T>(rule: Rule<C, T>, cmd: C): Decision<T> {
+    const s = this.state;
+    const ctx = this.ctx();
+    if (s === null) return rule.absent?.(cmd, ctx) ?? fail("not_found", "no such session");
+    const needs = rule.needs(s, cmd, this.now);
+    const given = loadFor(s, needs, this.now);
+    const decision = rule.decide(
+      {
+        session: given,
+        retainedSince: oldestRetained(s),
+        pending: () => {
+          if (needs.pending !== true) throw new Error("a rule read pending without needing it");
+          return pendingItems(s, this.now);
+        },
+      },
+      cmd,
+      ctx,
+    );
+    if (!decision.ok || decision.state === null) return decision;
+    checkWrites(given, decision.state, decision.writes);
+    const rows = applyWrites(s, decision.writes);
+    const { messages, jobs, inbox, purged } = rows;
+    return { ...decision, state: { ...decision.state, messages, jobs, inbox, purged } };
+  }
+
   private apply<T>(command: Command, decision: Decision<T>): Decision<T> {
     const before = this.state;
     if (decision.ok) {
@@ -175,6 +209,7 @@ export class History {
       command,
       before,
       after: this.state,
+      writes: decision.ok ? decision.writes : [],
       ok: decision.ok,
       code: decision.ok ? undefined : decision.code,
     });
@@ -190,17 +225,13 @@ export class History {
         this.lifetimes += 1;
         const decision = this.apply(
           command,
-          createSession(
-            s,
-            {
-              tenant: "default",
-              id: "s",
-              lifetime: `lt-${this.lifetimes}`,
-              resumeUrl: null,
-              metadata: {},
-            },
-            this.now,
-          ),
+          this.decide(createRule, {
+            tenant: "default",
+            id: "s",
+            lifetime: `lt-${this.lifetimes}`,
+            resumeUrl: null,
+            metadata: {},
+          }),
         );
         if (decision.ok && fresh) this.resetLifetime();
         break;
@@ -217,11 +248,11 @@ export class History {
         if (s) {
           const decision = this.apply(
             command,
-            reserveJob(
-              s,
-              { handle: command.h, command: `run ${command.h}`, callbackToken: "t" },
-              this.now,
-            ),
+            this.decide(reserveRule, {
+              handle: command.h,
+              command: `run ${command.h}`,
+              mint: () => "t",
+            }),
           );
           if (decision.ok && decision.value.created) {
             this.reservations.set(command.h, (this.reservations.get(command.h) ?? 0) + 1);
@@ -231,7 +262,10 @@ export class History {
       case "register": {
         const runId = this.id("run");
         if (s) {
-          const decision = this.apply(command, registerRun(s, { runId, resumeId: null }, this.now));
+          const decision = this.apply(
+            command,
+            this.decide(registerRule, { runId, resumeId: null }),
+          );
           if (decision.ok && s.run === null) this.runId = runId;
         }
         break;
@@ -240,15 +274,7 @@ export class History {
         if (s && this.runId) {
           const decision = this.apply(
             command,
-            finishRun(
-              s,
-              {
-                runId: this.runId,
-                resumeId: this.id("rs"),
-                pending: pendingItems(s, this.now),
-              },
-              this.now,
-            ),
+            this.decide(finishRule, { runId: this.runId, resumeId: this.id("rs") }),
           );
           if (decision.ok) this.runId = null;
         }
@@ -257,17 +283,13 @@ export class History {
         if (s && this.runId) {
           const decision = this.apply(
             command,
-            suspendRun(
-              s,
-              {
-                runId: this.runId,
-                handles: command.hs,
-                wake: command.wake,
-                ceilingMs: command.ceilingMs,
-                resumeId: this.id("rs"),
-              },
-              this.ctx(),
-            ),
+            this.decide(suspendRule, {
+              runId: this.runId,
+              handles: command.hs,
+              wake: command.wake,
+              ceilingMs: command.ceilingMs,
+              resumeId: this.id("rs"),
+            }),
           );
           if (decision.ok) this.runId = null;
         }
@@ -279,18 +301,14 @@ export class History {
           : (s?.lifetime ?? "lt-none");
         const decision = this.apply(
           command,
-          completeJob(
-            s,
-            {
-              lifetime,
-              handle: command.h,
-              tokenSeq: s?.jobs[command.h]?.seq ?? null,
-              result,
-              observed,
-              resumeId: this.id("rs"),
-            },
-            this.ctx(),
-          ),
+          this.decide(completionRule, {
+            lifetime,
+            handle: command.h,
+            tokenSeq: s?.jobs[command.h]?.seq ?? null,
+            result,
+            observed,
+            resumeId: this.id("rs"),
+          }),
         );
         if (
           decision.ok &&
@@ -305,14 +323,17 @@ export class History {
         if (s) {
           const decision = this.apply(
             command,
-            appendMessage(s, { role: "user", content: command.text, metadata: {} }, this.now),
+            this.decide(appendRule, { role: "user", content: command.text, metadata: {} }),
           );
           if (decision.ok) this.messages.push(command.text);
         }
         break;
       case "claim":
         if (s)
-          this.apply(command, claim(s, { max: command.max, leaseMs: command.leaseMs }, this.now));
+          this.apply(
+            command,
+            this.decide(claimRule, { max: command.max, leaseMs: command.leaseMs }),
+          );
         break;
       case "ack":
         if (s) {
@@ -322,7 +343,7 @@ export class History {
             .map((item) => item.envelope.id);
           for (const item of Object.values(s.inbox))
             if (ids.includes(item.envelope.id)) this.acked.add(item.envelope.correlation_id);
-          this.apply(command, ack(s, ids, this.now));
+          this.apply(command, this.decide(ackRule, { ids }));
         }
         break;
       case "advance":
@@ -334,11 +355,7 @@ export class History {
           s &&
           (nextDueAt(s, oldestRetained(s), this.ctx()) ?? Number.POSITIVE_INFINITY) <= this.now
         ) {
-          const counts = {
-            pending: pendingItems(s, this.now),
-            retainedSince: oldestRetained(s),
-          };
-          this.apply(command, tick(s, { resumeId: this.id("rs"), ...counts }, this.ctx()));
+          this.apply(command, this.decide(tickRule, { resumeId: this.id("rs") }));
         }
         break;
       case "deliver": {
@@ -346,16 +363,20 @@ export class History {
         if (s && effect) {
           this.apply(
             command,
-            recordDelivery(
-              s,
-              {
-                resumeId: effect.payload.resume_id,
-                delivered: command.ok,
+            this.decide(recordDeliveryRule, {
+              resumeId: effect.payload.resume_id,
+              delivered: command.ok,
+              error: command.ok ? null : "500",
+              random: 0.5,
+              event: {
+                type: "delivery",
+                resume_id: effect.payload.resume_id,
+                attempt: effect.attempt,
+                status: command.ok ? 200 : 500,
                 error: command.ok ? null : "500",
-                random: 0.5,
+                duration_ms: 0,
               },
-              this.ctx(),
-            ),
+            }),
           );
         }
         break;
@@ -364,7 +385,7 @@ export class History {
     const last = this.steps.at(-1);
     if (this.steps.length === stepsBefore || last === undefined) {
       // The command did not apply here (no session, no run, nothing due): a step that changes nothing.
-      const noop = { command, before: this.state, after: this.state, ok: true };
+      const noop = { command, before: this.state, after: this.state, writes: [], ok: true };
       this.steps.push(noop);
       return noop;
     }

@@ -83,6 +83,7 @@ export abstract class LockstepObserver {
       command,
       before,
       after: this.history.state,
+      writes: decision.ok ? decision.writes : [],
       ok: decision.ok,
       code: decision.ok ? undefined : decision.code,
     };

@@ -72,9 +72,9 @@ async function suspendedIn(
   return { stub, tokens, runId };
 }
 
-/** The object's indexer, a protected member: element access is TypeScript's way in for a test. */
-// biome-ignore lint/complexity/useLiteralKeys: `.indexer` would not compile from outside the class
-const indexerIn = (instance: SessionObject): Indexer => instance["indexer"];
+/** The object's indexer, in its private kernel: element access is TypeScript's way in for a test. */
+// biome-ignore lint/complexity/useLiteralKeys: `.kernel` would not compile from outside the class
+const indexerIn = (instance: SessionObject): Indexer => instance["kernel"].indexer;
 
 const indexerOf = (stub: DurableObjectStub<SessionObject>): Promise<Indexer> =>
   runInDurableObject(stub, indexerIn);

@@ -1,0 +1,69 @@
+// Exec jobs: reservations, the completion path and pulls, as plain functions over the kernel.
+// Minting callback tokens is here (the kernel holds the secrets); the rules are the domain's.
+
+import { tokenForReservation } from "../auth/callback-token";
+import { fail, type Result } from "../domain/errors";
+import {
+  type CompletionReply,
+  completionRule,
+  pullJob,
+  pullNeeds,
+  reserveRule,
+} from "../domain/jobs";
+import { JOB_PAGE_MAX_BYTES } from "../domain/limits";
+import type { JobResult } from "../domain/state";
+import { type JobSummaryView, type JobView, jobSummaryView, jobView } from "../domain/view";
+import { type Kernel, newId } from "./kernel";
+import * as store from "./store";
+import { run } from "./timers";
+
+export function reserveJob(
+  k: Kernel,
+  cmd: { handle: string; command: string },
+): Result<{ job: JobView; token: string; created: boolean }> {
+  const core = k.core;
+  if (core === null) return fail("not_found", "no such session");
+  const result = run(k, reserveRule, {
+    ...cmd,
+    mint: (existing, seq) =>
+      tokenForReservation(existing, k.config.callbackSecrets, {
+        tenant: core.tenant,
+        sessionId: core.id,
+        lifetime: core.lifetime,
+        handle: cmd.handle,
+        seq,
+      }),
+  });
+  if (!result.ok) return result;
+  const { job, created } = result.value;
+  return { ok: true, value: { job: jobView(job), token: job.callbackToken, created } };
+}
+
+/** The `write_stdin` pull: a read over the rows its needs name. */
+export function getJob(k: Kernel, cmd: { handle: string }): Result<JobView> {
+  const core = k.core;
+  if (core === null) return fail("not_found", "no such session");
+  const now = Date.now();
+  const job = pullJob(k.load(core, pullNeeds(cmd.handle), now).session, cmd.handle);
+  return job.ok ? { ok: true, value: jobView(job.value) } : job;
+}
+
+export function listJobs(
+  k: Kernel,
+  cmd: { status: "running" | "done" | null; after: number; limit: number },
+): Result<{ jobs: JobSummaryView[]; next: number | null }> {
+  if (k.core === null) return fail("not_found", "no such session");
+  const page = k.read((sql) => store.listJobs(sql, { ...cmd, maxBytes: JOB_PAGE_MAX_BYTES }));
+  return { ok: true, value: { jobs: page.jobs.map(jobSummaryView), next: page.next } };
+}
+
+export const complete = (
+  k: Kernel,
+  cmd: {
+    lifetime: string;
+    handle: string;
+    tokenSeq: number | null;
+    result: JobResult;
+    observed: boolean;
+  },
+): Result<CompletionReply> => run(k, completionRule, { ...cmd, resumeId: newId("rs") });

@@ -1,0 +1,313 @@
+// The kernel of one session object: the in-memory core, reads, and `execute` — load the rows a
+// rule needs → decide → fold the first delivery attempt → commit (persist and swap in one block).
+// What follows a commit (index, long-polls, alarm, deliveries, due timers) is left to timers.ts.
+
+import type { AuditEvent } from "../domain/audit";
+import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
+import type { Core, Ctx, Decision, Effect, Loaded, Needs, Rule, Write } from "../domain/decision";
+import { nextDueAt, withDueAttempt } from "../domain/delivery";
+import { fail, type Result } from "../domain/errors";
+import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
+import type { Session } from "../domain/state";
+import { DEFAULT_TENANT } from "../domain/tenants";
+import type { Env } from "../env";
+import { PhysicalAlarm } from "./alarm";
+import { AuditStore } from "./audit-store";
+import { d1Writer, Indexer } from "./indexer";
+import { meteredSql, type SqlMeter } from "./metered-sql";
+import { hasSchema, migrate } from "./migrations";
+import { postResume } from "./resume-webhook";
+import * as store from "./store";
+import { Waiters } from "./waiters";
+
+export const newId = (prefix: string): string =>
+  `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
+const ARM_AGAIN_MS = 5_000;
+
+/** A decision that committed: its reply, and what the after-commit step has to do. */
+export interface Committed<T> {
+  readonly ok: true;
+  readonly value: T;
+  readonly effects: readonly Effect[];
+  /** `notify_seq` moved: long-polls of the run answer now. */
+  readonly notified: boolean;
+}
+
+const coreOf = (session: Session): Core => {
+  const { messages: _m, jobs: _j, inbox: _i, purged: _p, ...core } = session;
+  return core;
+};
+
+/** `retainedSince` after the writes: a purge reads it again, a completion or an ack can lower it. */
+function retainedAfter(
+  retained: number | null,
+  writes: readonly Write[],
+): number | null | "read again" {
+  let next = retained;
+  for (const write of writes) {
+    const time =
+      write.type === "complete_job"
+        ? write.job.completedAt
+        : write.type === "mark_acked"
+          ? write.ackedAt
+          : null;
+    if (write.type === "purge_before") return "read again";
+    if (time !== null) next = next === null ? time : Math.min(next, time);
+  }
+  return next;
+}
+
+export class Kernel {
+  private current: Core | null = null;
+  /** `oldestRetained` over all rows: it moves only by the writes above, so it is kept, not read. */
+  private retained: number | null = null;
+  readonly config: Config;
+  readonly waiters = new Waiters();
+  readonly audit: AuditStore;
+  readonly physicalAlarm: PhysicalAlarm;
+  readonly indexer: Indexer;
+  readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
+  /** The resume POST; replaceable so a test can make one attempt throw. */
+  post: typeof postResume = postResume;
+  /** Alarm invocations since this object started (for its stats). */
+  private alarms = 0;
+  private readonly metered: { sql: SqlStorage; settle(): void };
+
+  constructor(
+    private readonly state: DurableObjectState,
+    env: Env,
+  ) {
+    this.config = readConfig(env);
+    this.audit = new AuditStore(this.config);
+    this.physicalAlarm = new PhysicalAlarm(state.storage);
+    this.metered = meteredSql(state.storage.sql, this.meter);
+    this.indexer = new Indexer({
+      writer: env.INDEX === undefined || env.INDEX_UPDATES === "off" ? null : d1Writer(env.INDEX),
+      entry: () => this.indexEntryNow(),
+      waitUntil: (promise) => state.waitUntil(promise),
+      retryScheduled: () => this.armAlarmInBackground(),
+    });
+  }
+
+  /** Loads the core at object start; run inside `blockConcurrencyWhile`. */
+  async start(): Promise<void> {
+    const { storage } = this.state;
+    // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
+    if (!hasSchema(storage.sql)) return;
+    // All-or-nothing: a migration that rebuilds a table must never stop half-way.
+    storage.transactionSync(() => migrate(storage.sql));
+    this.current = store.loadCore(this.sql);
+    if (this.current === null) {
+      // A schema without a session: deleted under revision 1, which kept the tables.
+      await storage.deleteAll();
+      return;
+    }
+    this.retained = store.oldestRetained(this.sql);
+    this.metered.settle();
+    // What the index got before a restart is unknown: an update may have been lost with it.
+    this.indexer.resend();
+    await this.armAlarm(false);
+  }
+
+  get core(): Core | null {
+    return this.current;
+  }
+
+  private get sql(): SqlStorage {
+    return this.metered.sql;
+  }
+
+  waitUntil(promise: Promise<unknown>): void {
+    this.state.waitUntil(promise);
+  }
+
+  /** The settings the rules see: the resume targets are those of this session's tenant. */
+  ctxAt(now: number): Ctx {
+    const tenant = this.current?.tenant ?? DEFAULT_TENANT;
+    return {
+      now,
+      config: {
+        ...this.config,
+        ...resumeTargetsFor(this.config, tenant),
+        deliveriesPaused: this.config.misconfigured !== null,
+      },
+    };
+  }
+
+  /** Runs a read against storage and tallies the rows it read. */
+  read<T>(query: (sql: SqlStorage) => T): T {
+    try {
+      return query(this.sql);
+    } finally {
+      this.metered.settle();
+    }
+  }
+
+  /** The core with the rows `needs` names, for a rule or a read. */
+  load(core: Core, needs: Needs, now: number): Loaded {
+    const session = this.read((sql) => store.loadRows(sql, core, needs, now));
+    let pending: number | undefined;
+    return {
+      session,
+      retainedSince: this.retained,
+      pending: () => {
+        if (needs.pending !== true)
+          throw new Error("a rule read the pending count without needing it");
+        pending ??= this.read((sql) => store.countPending(sql, now));
+        return pending;
+      },
+    };
+  }
+
+  /**
+   * One command: loads the rows its rule needs, decides, folds the first attempt of a resume the
+   * decision creates (so one transaction records the wake and its attempt), and commits.
+   */
+  execute<Cmd, T>(rule: Rule<Cmd, T>, cmd: Cmd): Committed<T> | Extract<Result<T>, { ok: false }> {
+    const now = Date.now();
+    const ctx = this.ctxAt(now);
+    const core = this.current;
+    let before: Session | null = null;
+    let decision: Decision<T>;
+    if (core === null) {
+      decision = rule.absent?.(cmd, ctx) ?? fail("not_found", "no such session");
+    } else {
+      const loaded = this.load(core, rule.needs(core, cmd, now), now);
+      before = loaded.session;
+      decision = rule.decide(loaded, cmd, ctx);
+    }
+    const final = withDueAttempt(
+      before,
+      decision,
+      () => this.read((sql) => store.countPending(sql, now)),
+      ctx,
+    );
+    if (!final.ok) {
+      const refusal = core === null ? null : (rule.refused?.(cmd, final.code, core) ?? null);
+      if (refusal !== null) this.record(refusal);
+      return final;
+    }
+    const events =
+      before === null || final.state === null
+        ? []
+        : (rule.events?.(cmd, final.value, final.state, before) ?? []);
+    this.commit(final.state, final.writes, events);
+    return {
+      ok: true,
+      value: final.value,
+      effects: final.effects,
+      notified: (this.current?.notifySeq ?? 0) !== (core?.notifySeq ?? 0),
+    };
+  }
+
+  /**
+   * Persists the next core and the writes, with the audit events, in one transaction, and swaps
+   * the core in the same synchronous block: no await between them, and the trail never records a
+   * change that did not commit, or misses one.
+   */
+  private commit(
+    next: Session | null,
+    writes: readonly Write[],
+    events: readonly AuditEvent[],
+  ): void {
+    const before = this.current;
+    const after = next === null ? null : coreOf(next);
+    this.state.storage.transactionSync(() => {
+      if (after !== null) store.writeCore(this.sql, before, after);
+      for (const write of writes) store.applyWrite(this.sql, write);
+      for (const event of events) this.audit.append(this.sql, Date.now(), event);
+    });
+    this.current = after;
+    const retained = retainedAfter(this.retained, writes);
+    this.retained = retained === "read again" ? store.oldestRetained(this.sql) : retained;
+    this.metered.settle();
+  }
+
+  /** Records an event that comes with no change of state, in its own transaction. */
+  record(event: AuditEvent): void {
+    this.state.storage.transactionSync(() => this.audit.append(this.sql, Date.now(), event));
+    this.metered.settle();
+  }
+
+  /** The schema a new lifetime's rows go into (a deleted session has none). */
+  ensureSchema(): void {
+    this.state.storage.transactionSync(() => migrate(this.sql));
+  }
+
+  /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
+  async wipe(): Promise<void> {
+    const core = this.current;
+    if (core !== null) this.indexer.removed(core.tenant, core.id);
+    this.audit.forget();
+    this.current = null;
+    this.retained = null;
+    this.waiters.wakeAll();
+    await this.state.blockConcurrencyWhile(async () => {
+      await this.state.storage.deleteAlarm();
+      await this.state.storage.deleteAll();
+      this.physicalAlarm.forget();
+    });
+  }
+
+  /** The earliest due time of the session's timers. */
+  nextDue(): number | null {
+    return this.current === null
+      ? null
+      : nextDueAt(this.current, this.retained, { config: this.config });
+  }
+
+  dueNow(): boolean {
+    const due = this.nextDue();
+    return due !== null && due <= Date.now();
+  }
+
+  armAlarm(inAlarm: boolean, floorMs = 1): Promise<void> {
+    // The index retry only arms the alarm: it is no timer of the session (see `dueNow`).
+    const due = () => {
+      const [session, index] = [this.nextDue(), this.indexer.retryAt];
+      return session === null ? index : index === null ? session : Math.min(session, index);
+    };
+    return this.physicalAlarm.arm(due, inAlarm, floorMs);
+  }
+
+  armAlarmInBackground(): void {
+    this.state.waitUntil(
+      this.armAlarm(false).catch((error: unknown) => {
+        // Retried already: keep trying while this object lives, since a session nobody touches
+        // again (suspended on a dead runner) would otherwise lose its ceiling.
+        console.error("setAlarm failed after retries; trying again in 5 s", error);
+        setTimeout(() => this.armAlarmInBackground(), ARM_AGAIN_MS);
+      }),
+    );
+  }
+
+  /** The entry of the index (the inbox is counted only for a session that is listed). */
+  indexEntryNow(): IndexEntry | null {
+    const core = this.current;
+    if (core === null) return null;
+    const entry = indexEntryOf(core, 0, this.config);
+    if (entry.attention === null) return entry;
+    return indexEntryOf(
+      core,
+      this.read((sql) => store.countPending(sql, Date.now())),
+      this.config,
+    );
+  }
+
+  /** An alarm fired: the platform cleared it, and the stats count it. */
+  alarmFired(): void {
+    this.alarms += 1;
+    this.physicalAlarm.forget();
+  }
+
+  /** Operational counters since this object started: what a session costs in billed units. */
+  stats() {
+    return {
+      rows_read: this.meter.rowsRead,
+      rows_written: this.meter.rowsWritten,
+      database_bytes: this.state.storage.sql.databaseSize,
+      alarms: this.alarms,
+      index_rows_written: this.indexer.rowsWritten,
+    };
+  }
+}
