@@ -178,7 +178,7 @@ export function completeJob(
   );
 }
 
-type CompleteCmd = Parameters<typeof completeJob>[1];
+export type CompleteCmd = Parameters<typeof completeJob>[1];
 
 const completionEvent = (
   cmd: CompleteCmd,

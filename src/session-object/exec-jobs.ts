@@ -4,6 +4,7 @@
 import { tokenForReservation } from "../auth/callback-token";
 import { fail, type Result } from "../domain/errors";
 import {
+  type CompleteCmd,
   type CompletionReply,
   completionRule,
   pullJob,
@@ -11,7 +12,6 @@ import {
   reserveRule,
 } from "../domain/jobs";
 import { JOB_PAGE_MAX_BYTES } from "../domain/limits";
-import type { JobResult } from "../domain/state";
 import { type JobSummaryView, type JobView, jobSummaryView, jobView } from "../domain/view";
 import { type Kernel, newId } from "./kernel";
 import * as store from "./store";
@@ -57,13 +57,5 @@ export function listJobs(
   return { ok: true, value: { jobs: page.jobs.map(jobSummaryView), next: page.next } };
 }
 
-export const complete = (
-  k: Kernel,
-  cmd: {
-    lifetime: string;
-    handle: string;
-    tokenSeq: number | null;
-    result: JobResult;
-    observed: boolean;
-  },
-): Result<CompletionReply> => run(k, completionRule, { ...cmd, resumeId: newId("rs") });
+export const complete = (k: Kernel, cmd: Omit<CompleteCmd, "resumeId">): Result<CompletionReply> =>
+  run(k, completionRule, { ...cmd, resumeId: newId("rs") });

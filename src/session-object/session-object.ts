@@ -3,13 +3,7 @@
 // functions over the kernel, which holds the core and is the only place it changes.
 
 import { DurableObject } from "cloudflare:workers";
-import type { StoredEvent } from "../domain/audit";
 import type { Result } from "../domain/errors";
-import type { Claim, InboxCounts } from "../domain/inbox";
-import type { IndexEntry } from "../domain/index-entry";
-import type { CompletionReply } from "../domain/jobs";
-import type { JobResult, Role, Wake } from "../domain/state";
-import type { JobSummaryView, JobView, MessageView, SessionView } from "../domain/view";
 import type { Env } from "../env";
 import * as conversation from "./conversation";
 import * as execJobs from "./exec-jobs";
@@ -17,6 +11,9 @@ import * as inbox from "./inbox";
 import { Kernel } from "./kernel";
 import * as operators from "./operators";
 import * as timers from "./timers";
+
+/** The command a feature function takes after the kernel. */
+type Cmd<F> = F extends (k: Kernel, cmd: infer C) => unknown ? C : never;
 
 export class SessionObject extends DurableObject<Env> {
   private readonly kernel: Kernel;
@@ -33,136 +30,95 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- sessions, messages and runs -------------------------------------------------------
 
-  create(cmd: {
-    tenant: string;
-    id: string;
-    resumeUrl: string | null;
-    metadata: Record<string, unknown>;
-  }): Result<SessionView> {
+  create(cmd: Cmd<typeof conversation.create>) {
     return conversation.create(this.kernel, cmd);
   }
 
-  view(): Result<SessionView> {
+  view() {
     return conversation.viewOf(this.kernel, this.kernel.core);
   }
 
-  remove(cmd: { by: "agent" | "operator" } = { by: "agent" }): Promise<Result<null>> {
+  remove(cmd: Cmd<typeof conversation.remove> = { by: "agent" }) {
     return conversation.remove(this.kernel, cmd);
   }
 
-  appendMessage(cmd: {
-    role: Role;
-    content: unknown;
-    metadata: Record<string, unknown>;
-  }): Result<{ index: number }> {
+  appendMessage(cmd: Cmd<typeof conversation.appendMessage>) {
     return conversation.appendMessage(this.kernel, cmd);
   }
 
-  listMessages(cmd: {
-    after: number;
-    before: number | null;
-    limit: number;
-  }): Result<{ messages: MessageView[]; next_after: number | null }> {
+  listMessages(cmd: Cmd<typeof conversation.listMessages>) {
     return conversation.listMessages(this.kernel, cmd);
   }
 
-  registerRun(cmd: {
-    runId: string | null;
-    resumeId: string | null;
-  }): Result<{ run_id: string; notify_seq: number }> {
+  registerRun(cmd: Cmd<typeof conversation.registerRun>) {
     return conversation.registerRun(this.kernel, cmd);
   }
 
-  suspend(cmd: {
-    runId: string;
-    handles: string[];
-    wake: Wake;
-    ceilingMs: number | null;
-  }): Result<SessionView> {
+  suspend(cmd: Cmd<typeof conversation.suspend>) {
     return conversation.suspend(this.kernel, cmd);
   }
 
-  finish(cmd: { runId: string }): Result<SessionView> {
+  finish(cmd: Cmd<typeof conversation.finish>) {
     return conversation.finish(this.kernel, cmd);
   }
 
-  notifications(cmd: {
-    runId: string;
-    after: number;
-    waitMs: number;
-  }): Promise<Result<{ notify_seq: number; pending: number }>> {
+  notifications(cmd: Cmd<typeof conversation.notifications>) {
     return conversation.notifications(this.kernel, cmd);
   }
 
   // ---- exec jobs and the inbox -----------------------------------------------------------
 
-  reserveJob(cmd: {
-    handle: string;
-    command: string;
-  }): Result<{ job: JobView; token: string; created: boolean }> {
+  reserveJob(cmd: Cmd<typeof execJobs.reserveJob>) {
     return execJobs.reserveJob(this.kernel, cmd);
   }
 
-  getJob(cmd: { handle: string }): Result<JobView> {
+  getJob(cmd: Cmd<typeof execJobs.getJob>) {
     return execJobs.getJob(this.kernel, cmd);
   }
 
-  listJobs(cmd: {
-    status: "running" | "done" | null;
-    after: number;
-    limit: number;
-  }): Result<{ jobs: JobSummaryView[]; next: number | null }> {
+  listJobs(cmd: Cmd<typeof execJobs.listJobs>) {
     return execJobs.listJobs(this.kernel, cmd);
   }
 
-  complete(cmd: {
-    lifetime: string;
-    handle: string;
-    tokenSeq: number | null;
-    result: JobResult;
-    observed: boolean;
-  }): Result<CompletionReply> {
+  complete(cmd: Cmd<typeof execJobs.complete>) {
     return execJobs.complete(this.kernel, cmd);
   }
 
-  inbox(): Result<InboxCounts> {
+  inbox() {
     return inbox.counts(this.kernel);
   }
 
-  claim(cmd: { max: number; leaseMs: number }): Result<{ claims: Claim[] }> {
+  claim(cmd: Cmd<typeof inbox.claim>) {
     return inbox.claim(this.kernel, cmd);
   }
 
-  ack(cmd: { ids: string[] }): Result<{ acked: string[]; unknown: string[] }> {
+  ack(cmd: Cmd<typeof inbox.ack>) {
     return inbox.ack(this.kernel, cmd);
   }
 
   // ---- operators and operations ----------------------------------------------------------
 
-  events(cmd: {
-    after: number;
-    limit: number;
-  }): Result<{ events: StoredEvent[]; next_after: number | null }> {
+  events(cmd: Cmd<typeof operators.events>) {
     return operators.events(this.kernel, cmd);
   }
 
-  redeliver(): Result<{ resume_id: string }> {
+  redeliver() {
     return operators.redeliver(this.kernel);
   }
 
-  expireWaitNow(): Result<SessionView> {
+  expireWaitNow() {
     return operators.expireWaitNow(this.kernel);
   }
 
-  markLost(cmd: { handle: string }): Result<CompletionReply> {
+  markLost(cmd: Cmd<typeof operators.markLost>) {
     return operators.markLost(this.kernel, cmd);
   }
 
-  stats(): ReturnType<typeof operators.stats> {
+  stats() {
     return operators.stats(this.kernel);
   }
 
-  indexEntry(): Result<IndexEntry> {
+  indexEntry() {
     return operators.indexEntry(this.kernel);
   }
 

@@ -243,8 +243,8 @@ function fitting<Row extends { bytes: number }>(rows: Iterable<Row>, maxBytes: n
 
 /**
  * The items an ack names, without their envelopes: an ack never reads one, and 1,024 of them
- * would be 64 MiB. The stand-in envelope carries id and generation only; `persistSession` never
- * rewrites an admitted envelope, so it cannot reach storage.
+ * would be 64 MiB. The stand-in envelope carries id and generation only; no write carries an
+ * admitted envelope again (`mark_acked` names ids), so it cannot reach storage.
  */
 export function loadForAck(sql: SqlStorage, ids: readonly string[]): Record<string, InboxItem> {
   const items = dict<InboxItem>();
