@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { type ExecInboxClient, verifyResume } from "../client";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
-import { isSessionGone, retrying } from "./retry";
+import { isSessionGone, isStaleResume, retrying } from "./retry";
 import { ModelTurnError, runTurns } from "./run-turns";
 import type { RunnerClient } from "./runner-client";
 
@@ -306,6 +306,13 @@ export class AgentKit {
         }),
       );
     } catch (error) {
+      // A resume the session no longer holds was replaced by a newer wake, which arrives as its
+      // own webhook: this run is dropped, and nothing is owed to it.
+      if (isStaleResume(error) && run.resumeId !== null) {
+        this.log(`session ${sessionId}: resume ${run.resumeId} was replaced; not resuming`);
+        await this.runStore.save({ ...record, activeRun: null });
+        return "";
+      }
       // Anything but "the session is gone" keeps the stored run: the caller retries it.
       if (!isSessionGone(error)) throw error;
       await this.runStore.save({ ...record, activeRun: null });

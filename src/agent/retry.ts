@@ -6,6 +6,12 @@ import { ExecInboxError } from "../client";
 import { RunnerError } from "./runner-client";
 
 /** exec-inbox says the session (or this lifetime of it) no longer exists. */
+/** Registering a run for a resume the session no longer holds: a newer wake replaced it. */
+export const isStaleResume = (error: unknown): boolean =>
+  error instanceof ExecInboxError &&
+  error.problem.status === 409 &&
+  error.problem.code === "invalid_transition";
+
 export const isSessionGone = (error: unknown): boolean =>
   error instanceof ExecInboxError &&
   ((error.problem.status === 404 && error.problem.code === "not_found") ||

@@ -90,6 +90,16 @@ export function registerRun(
     }
     return fail("run_conflict", `run ${session.run.runId} is already active`);
   }
+  // A resume id the session does not hold is a typo or a stale webhook: say so rather than let
+  // the run take whatever resume is pending. The host's current wake arrives with its own id.
+  if (cmd.resumeId !== null && session.resume?.resumeId !== cmd.resumeId) {
+    const held =
+      session.resume === null ? "it has none" : `its resume is ${session.resume.resumeId}`;
+    return fail(
+      "invalid_transition",
+      `resume ${cmd.resumeId} is not this session's resume: ${held}`,
+    );
+  }
   // Registering a run takes the pending resume: it is never delivered again. A failed one is
   // taken too: the host is back and sees the inbox, so nothing is left for an operator to redeliver.
   const taken = session.resume !== null && takenByRun(session.resume);

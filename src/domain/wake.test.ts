@@ -179,6 +179,18 @@ describe("wake rules", () => {
     expect(run.resume).not.toHaveProperty("nextAttemptAt");
   });
 
+  it("a run that names a resume the session does not hold is refused and takes nothing", () => {
+    const woken = ok(done(suspendedOn(["a"]), "a")).state;
+    const refused = registerRun(woken, { runId: "r2", resumeId: "<resume_id>" }, T0 + 10);
+    expect(refused).toMatchObject({ ok: false, code: "invalid_transition" });
+    expect(!refused.ok && refused.detail).toContain(`its resume is ${woken.resume?.resumeId}`);
+    const idle = session();
+    expect(registerRun(idle, { runId: "r", resumeId: "rs-none" }, T0)).toMatchObject({
+      ok: false,
+      detail: "resume rs-none is not this session's resume: it has none",
+    });
+  });
+
   it("a second run while one is active is a run_conflict and the same run again is idempotent", () => {
     const running = ok(registerRun(session(), { runId: "r", resumeId: null }, T0)).state;
     expect(registerRun(running, { runId: "other", resumeId: null }, T0)).toMatchObject({
