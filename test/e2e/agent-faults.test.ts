@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { MockLanguageModelV3 } from "ai/test";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { devVar, viewWhen } from "../../scripts/lib/local-stack";
+import { devVar, viewWhen } from "../support/local-stack";
 import {
   type AgentStack,
   assistantTexts,

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { devVar, viewWhen } from "../../scripts/lib/local-stack";
+import { devVar, viewWhen } from "../support/local-stack";
 import {
   type AgentStack,
   assistantTexts,

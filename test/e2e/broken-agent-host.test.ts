@@ -2,9 +2,9 @@
 // middle of its body, under the real wrangler dev: that answer must count as a failed attempt.
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listenLocally, suspendedSession, viewWhen } from "../../scripts/lib/local-stack";
-import { postCompletion } from "../../src/client";
+import { postCompletion } from "../../client";
 import { useWranglerDev } from "../support/local-dev";
+import { listenLocally, suspendedSession, viewWhen } from "../support/local-stack";
 
 /** Breaks off every answer after its headers and a first chunk until `recover()` is called. */
 async function startBreakingHost() {

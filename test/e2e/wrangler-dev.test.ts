@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExecInboxClient, type Fetcher, postCompletion } from "../../client";
+import { useWranglerDev } from "../support/local-dev";
 import {
   AGENT_TOKEN,
   devVar,
@@ -8,9 +10,7 @@ import {
   startAgentHost,
   suspendedSession,
   waitFor,
-} from "../../scripts/lib/local-stack";
-import { ExecInboxClient, type Fetcher, postCompletion } from "../../src/client";
-import { useWranglerDev } from "../support/local-dev";
+} from "../support/local-stack";
 
 describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", () => {
   let host: Awaited<ReturnType<typeof startAgentHost>>;
