@@ -57,6 +57,7 @@ export const reserveJobBody = z.strictObject({
 export { completionBody, ENDED_BY, MAX_COMMAND_BYTES };
 
 export const JOB_STATUSES = ["running", "completed", "failed", "killed", "lost"] as const;
+
 export const claimBody = z.strictObject({
   max: z.int().min(1).max(128).default(16),
   lease_ms: z.int().min(1000).max(3_600_000).default(300_000),
