@@ -37,7 +37,7 @@ export default defineConfig({
                 {
                   name: "agent-host",
                   modules: true,
-                  scriptPath: "./scripts/lib/agent-host.mjs",
+                  scriptPath: "./test/support/agent-host.mjs",
                   compatibilityDate: "2026-04-15",
                 },
               ],
@@ -46,7 +46,7 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
-          include: ["src/**/*.test.ts", "test/workers/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "client/**/*.test.ts", "test/workers/**/*.test.ts"],
         },
       },
       {

@@ -3,8 +3,8 @@
 import { appendFileSync } from "node:fs";
 import { createOpenAI } from "@ai-sdk/openai";
 import type { LanguageModel } from "ai";
-import { scriptedModel, startExampleHost } from "../src/agent";
-import { AGENT_TOKEN, devVar } from "./lib/local-stack";
+import { scriptedModel, startExampleHost } from "../agent";
+import { AGENT_TOKEN, devVar } from "../test/support/local-stack";
 
 const env = process.env;
 const apiKey = env.OPENAI_API_KEY ?? "";

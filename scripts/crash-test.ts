@@ -5,9 +5,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Callback, ExecInboxError, postCompletion } from "../src/client";
+import { type Callback, ExecInboxError, postCompletion } from "../client";
+import {
+  agentClient,
+  startAgentHost,
+  startWranglerDev,
+  type WranglerDev,
+} from "../test/support/local-stack";
 import { scriptArgs } from "./lib/args";
-import { agentClient, startAgentHost, startWranglerDev, type WranglerDev } from "./lib/local-stack";
 
 const args = scriptArgs(["sessions", "jobs", "appends", "kills", "seconds", "seed"]);
 const quick = args.quick;

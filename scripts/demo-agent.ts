@@ -1,16 +1,18 @@
 // `npm run demo -- --agent`: the same loop as `npm run demo`, driven by an AI SDK agent through the
-// example agent host (src/agent) instead of a script. Exits non-zero if any step fails.
+// example agent host (agent/) instead of a script. Exits non-zero if any step fails.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type ExampleHost, type SessionRecord, scriptedModel, startExampleHost } from "../agent";
+import { ExecInboxClient } from "../client";
 import {
-  type ExampleHost,
-  type SessionRecord,
-  scriptedModel,
-  startExampleHost,
-} from "../src/agent";
-import { ExecInboxClient } from "../src/client";
+  AGENT_TOKEN,
+  devVar,
+  freePort,
+  startWranglerDev,
+  type WranglerDev,
+} from "../test/support/local-stack";
 import {
   DEMO_COMMAND,
   DEMO_RUNNER_TOKEN,
@@ -18,13 +20,6 @@ import {
   startDemoRunner,
   step,
 } from "./lib/demo-stack";
-import {
-  AGENT_TOKEN,
-  devVar,
-  freePort,
-  startWranglerDev,
-  type WranglerDev,
-} from "./lib/local-stack";
 
 function lastAssistantText(record: SessionRecord | undefined): string {
   const message = record?.messages.filter((m) => m.role === "assistant").at(-1);

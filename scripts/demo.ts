@@ -4,14 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ExecInboxClient, verifyResume } from "../src/client";
-import {
-  DEMO_COMMAND,
-  DEMO_RUNNER_TOKEN,
-  type DemoRunner,
-  startDemoRunner,
-  step,
-} from "./lib/demo-stack";
+import { ExecInboxClient, verifyResume } from "../client";
 import {
   devVar,
   freePort,
@@ -19,8 +12,15 @@ import {
   startWranglerDev,
   type WranglerDev,
   waitFor,
-} from "./lib/local-stack";
-import { callRunner } from "./lib/runner-client";
+} from "../test/support/local-stack";
+import { callRunner } from "../test/support/runner-client";
+import {
+  DEMO_COMMAND,
+  DEMO_RUNNER_TOKEN,
+  type DemoRunner,
+  startDemoRunner,
+  step,
+} from "./lib/demo-stack";
 
 async function runnerCall<T>(base: string, path: string, body: unknown): Promise<T> {
   const answer = await callRunner(base, DEMO_RUNNER_TOKEN, path, body);

@@ -1,7 +1,7 @@
 // Turns an ended process into exec-inbox's completion body. Sending it is callback-sender.ts's;
 // which callbacks to send, and journaling them, is left to the runner.
 import type { z } from "zod";
-import type { completionBody } from "../../src/domain/schemas";
+import type { completionBody } from "../../shared/exec-wire";
 import type { ManagedProcess } from "./process-table";
 
 export type CompletionBody = z.input<typeof completionBody>;

@@ -2,8 +2,9 @@
 // write stdin, kill, and keep an exited process readable until it is pruned. Reporting exits to
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { outputBudget } from "../../shared/output-budget";
 import { childEnvironment } from "./child-env";
-import { OutputBuffer, outputBudget } from "./output-buffer";
+import { OutputBuffer } from "./output-buffer";
 import { endSession, spawnInGroup } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;

@@ -1,11 +1,12 @@
 // The runner's HTTP API: bearer auth, validated tool calls, callback arming, problem+json errors.
 import { Hono } from "hono";
 import { z } from "zod";
-import { bearerToken, isListedToken } from "../../src/auth/agent-token";
-import { jsonBody } from "../../src/http/body";
-import { problem } from "../../src/http/problem";
+import { bearerToken } from "../../shared/bearer-token";
+import { jsonBody } from "../../shared/body";
+import { problem } from "../../shared/problem";
 import { ShuttingDown, TooManyProcesses, UnknownProcess } from "./process-table";
 import type { Runner } from "./runner";
+import { isListedToken } from "./runner-token";
 
 const tokens = z.int().min(1).max(1_000_000);
 

@@ -3,12 +3,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AgentToken } from "../domain/tenants";
 
-const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
+export { bearerToken } from "../../shared/bearer-token";
 
-export function bearerToken(header: string | undefined | null): string | null {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  return match?.[1] ?? null;
-}
+const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
 
 /** The tenant whose token was presented, or null when none matches. */
 export function tenantOfToken(

@@ -1,25 +1,9 @@
-// The closed set of error codes of the contract (section 4) and their HTTP statuses.
+// A domain failure: one code of the closed set (shared/errors.ts) with a detail.
 // Building the problem+json response is left to the HTTP layer.
 
-export const ERROR_STATUS = {
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  session_exists: 409,
-  run_conflict: 409,
-  job_conflict: 409,
-  result_conflict: 409,
-  invalid_transition: 409,
-  lifetime_ended: 410,
-  job_expired: 410,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  invalid_request: 422,
-  inbox_full: 429,
-  internal: 500,
-} as const satisfies Record<string, number>;
+import type { ErrorCode } from "../../shared/errors";
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export { ERROR_STATUS, type ErrorCode } from "../../shared/errors";
 
 export interface Failure {
   readonly ok: false;

@@ -1,17 +1,17 @@
 // The Hono app: body-size guard, configuration, authentication, the route table and error mapping.
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { MAX_BODY_BYTES, readBodyBytes } from "../../shared/body";
+import { problem } from "../../shared/problem";
 import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { consoleRoutes } from "../console/routes";
 import { readConfig } from "../domain/config";
-import { MAX_BODY_BYTES, readBodyBytes } from "./body";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
-import { problem } from "./problem";
 import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
 import { serviceRoutes } from "./service";

@@ -2,11 +2,11 @@
 // the runner's completion (callback token).
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { problem } from "../../shared/problem";
 import { bearerToken } from "../auth/agent-token";
 import { verifyCallbackToken } from "../auth/callback-token";
 import { utf8Bytes } from "../domain/text";
 import { type AppContext, type AppEnv, sessionStub, tenantSessionStub } from "./context";
-import { problem } from "./problem";
 import * as routes from "./routes/jobs";
 import { answer, serve } from "./serve";
 

@@ -1,6 +1,7 @@
 // GET /v1/ops/sessions (table: routes/ops.ts): the sessions that need attention, from the D1 index, with counts per status.
 // OPERATOR_TOKENS is checked in app.ts; the entries are the session objects' (they stay the truth).
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { problem } from "../../shared/problem";
 import { type AttentionStatus, attentionAt, type IndexEntry } from "../domain/index-entry";
 import { iso, isoOrNull } from "../domain/text";
 import {
@@ -13,7 +14,6 @@ import {
   removeEntry,
 } from "../session-index/index-store";
 import { type AppEnv, tenantSessionStub } from "./context";
-import { problem } from "./problem";
 import * as routes from "./routes/ops";
 import { answer, serve } from "./serve";
 

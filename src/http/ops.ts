@@ -2,8 +2,8 @@
 // audit trail, jobs, and the actions that mend a stuck agent. OPERATOR_TOKENS is checked in app.ts;
 // the rules are the session object's and the domain's.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { problem } from "../../shared/problem";
 import { type AppEnv, tenantSessionStub } from "./context";
-import { problem } from "./problem";
 import * as routes from "./routes/ops";
 import { answer, serve } from "./serve";
 

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { JobSummaryView, JobView } from "../client";
+import type { JobSummaryView, JobView } from "../../client";
 import * as jobRoutes from "./routes/jobs";
 import { answer, type SuccessBody, type UndeclaredFields } from "./serve";
 

@@ -4,22 +4,15 @@
 import type { Hook, OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
+import { issuesDetail, readJson } from "../../shared/body";
+import { problem } from "../../shared/problem";
 import type { Result } from "../domain/errors";
-import { issuesDetail, readJson } from "./body";
 import type { AppEnv } from "./context";
-import { problem } from "./problem";
+import type { SuccessBody } from "./routes/common";
 
 type RouteContext<R extends RouteConfig> = Parameters<RouteHandler<R, AppEnv>>[0];
 
-/** The JSON body a route declares for a status: what a handler must answer with it. */
-export type SuccessBody<
-  R extends RouteConfig,
-  S extends keyof R["responses"],
-> = R["responses"][S] extends { content: { "application/json": { schema: infer T } } }
-  ? T extends z.ZodType
-    ? z.input<T>
-    : never
-  : never;
+export type { SuccessBody };
 
 type Keys<S> = S extends unknown ? keyof S : never;
 type At<S, K> = S extends unknown ? (K extends keyof S ? S[K] : never) : never;

@@ -1,11 +1,11 @@
 // Handlers for the service routes (table: routes/service.ts): liveness, the document, and /docs,
 // the rendered reference (HTML, not an operation of the document). None needs a token.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { problem } from "../../shared/problem";
 import { HEALTH_OBJECT_NAME } from "../domain/tenants";
 import { VERSION } from "../version";
 import type { AppEnv } from "./context";
 import { openApiDocument } from "./openapi";
-import { problem } from "./problem";
 import { referencePage } from "./reference-page";
 import * as routes from "./routes/service";
 import { answer, serve } from "./serve";

@@ -1,12 +1,12 @@
 // Handlers for sessions and human messages (table: routes/sessions.ts): call the session object,
 // map the result.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { problem } from "../../shared/problem";
 import { resumeTargetsFor } from "../domain/config";
 import { MAX_MESSAGE_BYTES, MAX_SESSION_METADATA_BYTES } from "../domain/limits";
 import { checkResumeUrl } from "../domain/resume-url";
 import { utf8Bytes } from "../domain/text";
 import { type AppEnv, sessionStub } from "./context";
-import { problem } from "./problem";
 import * as routes from "./routes/sessions";
 import { answer, serve } from "./serve";
 

@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postCompletion } from "../../client";
 import {
   agentClient,
   startAgentHost,
   startWranglerDev,
   suspendedSession,
   type WranglerDev,
-} from "../../scripts/lib/local-stack";
-import { postCompletion } from "../../src/client";
+} from "../support/local-stack";
 import {
   headingStatus,
   launchChromium,

@@ -3,8 +3,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { CHROMIUM_ARGS, ensureChromium } from "../../scripts/ensure-chromium";
-import { devVar } from "../../scripts/lib/local-stack";
+import { CHROMIUM_ARGS, ensureChromium } from "../support/ensure-chromium";
+import { devVar } from "../support/local-stack";
 
 export const OPERATOR_TOKEN = devVar("OPERATOR_TOKENS");
 

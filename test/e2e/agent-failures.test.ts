@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { viewWhen } from "../../scripts/lib/local-stack";
+import { viewWhen } from "../support/local-stack";
 import {
   type AgentStack,
   assistantTexts,

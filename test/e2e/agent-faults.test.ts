@@ -6,8 +6,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { MockLanguageModelV3 } from "ai/test";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { devVar, viewWhen } from "../../scripts/lib/local-stack";
 import { afterFirstCycle } from "../support/e2e-arrange";
+import { devVar, viewWhen } from "../support/local-stack";
 import {
   type AgentStack,
   assistantTexts,

@@ -3,8 +3,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { devVar, viewWhen } from "../../scripts/lib/local-stack";
 import { afterFirstCycle } from "../support/e2e-arrange";
+import { devVar, viewWhen } from "../support/local-stack";
 import {
   type AgentStack,
   assistantTexts,

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
+import { killAllRunners, RUNNER_TOKEN, startRunnerProcess } from "../runner/runner-process";
 import {
   freePort,
   runToEnd,
@@ -12,8 +13,7 @@ import {
   startWranglerDev,
   viewWhen,
   waitForHealthy,
-} from "../../scripts/lib/local-stack";
-import { killAllRunners, RUNNER_TOKEN, startRunnerProcess } from "../runner/runner-process";
+} from "../support/local-stack";
 
 const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-agent-scripts-"));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));

@@ -5,6 +5,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { MockLanguageModelV3 } from "ai/test";
+import type { SessionRecord } from "../../agent";
+import {
+  type ExampleHost,
+  type ExampleHostOptions,
+  scriptedModel,
+  startExampleHost,
+} from "../../agent";
+import { ExecInboxClient } from "../../client";
+import {
+  killAllRunners,
+  RUNNER_TOKEN,
+  type RunnerProcess,
+  spawnRunner,
+  startRunnerProcess,
+} from "../runner/runner-process";
 import {
   AGENT_TOKEN,
   api,
@@ -14,22 +29,7 @@ import {
   startWranglerDev,
   type WranglerDev,
   waitForHealthy,
-} from "../../scripts/lib/local-stack";
-import type { SessionRecord } from "../../src/agent";
-import {
-  type ExampleHost,
-  type ExampleHostOptions,
-  scriptedModel,
-  startExampleHost,
-} from "../../src/agent";
-import { ExecInboxClient } from "../../src/client";
-import {
-  killAllRunners,
-  RUNNER_TOKEN,
-  type RunnerProcess,
-  spawnRunner,
-  startRunnerProcess,
-} from "../runner/runner-process";
+} from "../support/local-stack";
 
 export const OPERATOR_TOKEN = "dev-operator-token";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
+import { postCompletion } from "../../client";
 import {
   agentClient,
   startAgentHost,
@@ -12,8 +13,7 @@ import {
   viewWhen,
   type WranglerDev,
   waitFor,
-} from "../../scripts/lib/local-stack";
-import { postCompletion } from "../../src/client";
+} from "../support/local-stack";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {

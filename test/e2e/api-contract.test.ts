@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExecInboxClient } from "../../client";
 import {
   AGENT_TOKEN,
   devVar,
@@ -13,8 +14,7 @@ import {
   startWranglerDev,
   viewWhen,
   type WranglerDev,
-} from "../../scripts/lib/local-stack";
-import { ExecInboxClient } from "../../src/client";
+} from "../support/local-stack";
 import { ConformanceChecker } from "../support/openapi-conformance";
 
 const OPERATOR = devVar("OPERATOR_TOKENS").split(",")[0];

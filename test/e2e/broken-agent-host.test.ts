@@ -2,10 +2,10 @@
 // middle of its body, under the real wrangler dev: that answer must count as a failed attempt.
 import { createServer, type Server } from "node:http";
 import { describe, expect, it } from "vitest";
-import { listenLocally, suspendedSession, viewWhen } from "../../scripts/lib/local-stack";
-import { postCompletion } from "../../src/client";
+import { postCompletion } from "../../client";
 import { useServer } from "../support/e2e-arrange";
 import { useWranglerDev } from "../support/local-dev";
+import { listenLocally, suspendedSession, viewWhen } from "../support/local-stack";
 
 /** Breaks off every answer after its headers and a first chunk until `recover()` is called. */
 async function startBreakingHost() {

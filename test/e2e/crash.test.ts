@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runToEnd } from "../../scripts/lib/local-stack";
+import { runToEnd } from "../support/local-stack";
 
 describe("npm run crash-test -- --quick", () => {
   it("SIGKILLs wrangler dev mid-load and still loses nothing, doubles nothing, wakes each session once", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { devVar } from "../../scripts/lib/local-stack";
 import { DEV_SECRETS, servesDevSecretsRemotely } from "../../src/auth/dev-secrets";
 import { readConfig } from "../../src/domain/config";
+import { devVar } from "../support/local-stack";
 
 describe("development secrets", () => {
   it("the Worker's list of development secrets equals .dev.vars.example", () => {

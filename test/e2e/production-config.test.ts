@@ -5,8 +5,8 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { devVar } from "../../scripts/lib/local-stack";
 import { readConfig } from "../../src/domain/config";
+import { devVar } from "../support/local-stack";
 
 /** The `[vars]` table of wrangler.toml as written: `KEY = "value"` lines up to the next table. */
 function deployedVars(): Record<string, string> {

@@ -1,8 +1,8 @@
 // Requests no HTTP client library would send, written byte for byte to the real wrangler dev.
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
-import { AGENT_TOKEN } from "../../scripts/lib/local-stack";
 import { useWranglerDev } from "../support/local-dev";
+import { AGENT_TOKEN } from "../support/local-stack";
 
 /** Sends `lines` as one HTTP/1.1 request and returns the status line, headers and body. */
 function rawRequest(port: number, lines: string[], body = ""): Promise<string> {

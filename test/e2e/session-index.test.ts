@@ -2,9 +2,9 @@
 // made by the Worker on first use (no migration step before `npm start`), and kept across a restart.
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { agentClient, devVar } from "../../scripts/lib/local-stack";
-import { ExecInboxOperatorClient } from "../../src/client/operator";
+import { ExecInboxOperatorClient } from "../../client/operator";
 import { useWranglerDev } from "../support/local-dev";
+import { agentClient, devVar } from "../support/local-stack";
 
 const OPERATOR = devVar("OPERATOR_TOKENS");
 

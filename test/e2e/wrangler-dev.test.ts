@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { ExecInboxClient, type Fetcher, postCompletion } from "../../client";
+import { useServer } from "../support/e2e-arrange";
+import { useWranglerDev } from "../support/local-dev";
 import {
   AGENT_TOKEN,
   devVar,
@@ -8,10 +11,7 @@ import {
   startAgentHost,
   suspendedSession,
   waitFor,
-} from "../../scripts/lib/local-stack";
-import { ExecInboxClient, type Fetcher, postCompletion } from "../../src/client";
-import { useServer } from "../support/e2e-arrange";
-import { useWranglerDev } from "../support/local-dev";
+} from "../support/local-stack";
 
 describe("exec-inbox under the real wrangler dev, with a real HTTP agent host", () => {
   const local = useWranglerDev("e2e", { RESUME_URL_ALLOWLIST: "http://127.0.0.1:*" });

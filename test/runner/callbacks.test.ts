@@ -4,12 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runner } from "../../runner/src/runner";
-import {
-  agentClient,
-  startWranglerDev,
-  type WranglerDev,
-  waitFor,
-} from "../../scripts/lib/local-stack";
+import { agentClient, startWranglerDev, type WranglerDev, waitFor } from "../support/local-stack";
 import { killAllRunners } from "./runner-process";
 import { runnerCall, startFlakyProxy, startRunnerProcess } from "./support";
 

@@ -3,12 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  agentClient,
-  startWranglerDev,
-  type WranglerDev,
-  waitFor,
-} from "../../scripts/lib/local-stack";
+import { agentClient, startWranglerDev, type WranglerDev, waitFor } from "../support/local-stack";
 import { killAllRunners } from "./runner-process";
 import { runnerCall, startFakeInbox, startRunnerProcess } from "./support";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runToEnd } from "../../scripts/lib/local-stack";
+import { runToEnd } from "../support/local-stack";
 
 describe("npm run demo", () => {
   it("runs the whole loop on this machine and exits 0 with a timeline", async () => {

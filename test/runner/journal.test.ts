@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitFor } from "../../scripts/lib/local-stack";
+import { waitFor } from "../support/local-stack";
 import { killAllRunners } from "./runner-process";
 import { runnerCall, runnerPoll, startFakeInbox, startRunnerProcess, waitUntil } from "./support";
 

@@ -4,7 +4,7 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { freePort, spawnCollecting, waitForHealthy } from "../../scripts/lib/local-stack";
+import { freePort, spawnCollecting, waitForHealthy } from "../support/local-stack";
 import { RUNNER_TOKEN } from "../support/secrets";
 
 export { RUNNER_TOKEN };

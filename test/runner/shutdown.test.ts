@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitFor } from "../../scripts/lib/local-stack";
+import { waitFor } from "../support/local-stack";
 import {
   groupMembers,
   isAlive,

@@ -1,8 +1,8 @@
 // Helpers for runner tests: a scripted flaky proxy in front of exec-inbox, and runner calls.
 // The runner as a real process is in runner-process.ts.
 import { createServer, type Server } from "node:http";
-import { freePort } from "../../scripts/lib/local-stack";
-import { callRunner } from "../../scripts/lib/runner-client";
+import { freePort } from "../support/local-stack";
+import { callRunner } from "../support/runner-client";
 
 import { RUNNER_TOKEN } from "./runner-process";
 

@@ -6,10 +6,9 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { vi } from "vitest";
-
-import type { Delivery } from "../../scripts/lib/agent-host.mjs";
-import { type SendOptions, sendJson } from "../../scripts/lib/http-json";
-import { ExecInboxClient, type Fetcher } from "../../src/client";
+import { ExecInboxClient, type Fetcher } from "../../client";
+import type { Delivery } from "./agent-host.mjs";
+import { type SendOptions, sendJson } from "./http-json";
 import { AGENT_TOKEN } from "./secrets";
 
 export { AGENT_TOKEN, SIGNING_SECRET } from "./secrets";
@@ -30,7 +29,7 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${counter}`;
 }
 
-export type { Answer } from "../../scripts/lib/http-json";
+export type { Answer } from "./http-json";
 
 /** A request to the Worker under test, inside workerd; the token defaults to the test agent's. */
 export const call = <T = any>(method: string, path: string, options: SendOptions = {}) =>

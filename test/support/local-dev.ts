@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { startWranglerDev, type WranglerDev } from "../../scripts/lib/local-stack";
+import { startWranglerDev, type WranglerDev } from "./local-stack";
 
 export interface LocalDev {
   /** The running process; another one after `restart`. */

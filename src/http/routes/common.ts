@@ -1,5 +1,6 @@
 // Pieces every area of the route table shares: path parameters, security requirements, the JSON
 // media type. The handlers that serve each route live beside the area's table, in src/http/.
+import type { RouteConfig } from "@hono/zod-openapi";
 import { z } from "zod";
 import { idSchema } from "../../domain/schemas";
 import { TENANT_PATTERN } from "../../domain/tenants";
@@ -28,3 +29,14 @@ const tenant = z
   .meta({ description: "The session's tenant (`default` for bare agent tokens)" });
 export const opsParams = sessionParams.extend({ tenant });
 export const opsJobParams = jobParams.extend({ tenant });
+
+/** The JSON body a route declares for a status: what a handler must answer with it
+ * and what the typed client (client/) reads. */
+export type SuccessBody<
+  R extends RouteConfig,
+  S extends keyof R["responses"],
+> = R["responses"][S] extends { content: { "application/json": { schema: infer T } } }
+  ? T extends z.ZodType
+    ? z.input<T>
+    : never
+  : never;

@@ -4,9 +4,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ExecInboxError, postCompletion } from "../src/client";
-import { scriptArgs } from "./lib/args";
-import { agentClient, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { ExecInboxError, postCompletion } from "../client";
+import { scriptArgs } from "../scripts/lib/args";
+import { agentClient, startAgentHost, startWranglerDev } from "../test/support/local-stack";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const arg = scriptArgs(["minutes", "sessions", "retention-ms"]).number;

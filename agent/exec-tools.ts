@@ -2,9 +2,9 @@
 // and to exec-inbox. The caller owns the session's set of running handles (via the two callbacks).
 import { tool } from "ai";
 import { z } from "zod";
-import { capText, outputBudget } from "../../runner/src/output-buffer";
 import { type ExecInboxClient, ExecInboxError } from "../client";
-import { MAX_COMMAND_BYTES } from "../domain/schemas";
+import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
+import { capText, outputBudget } from "../shared/output-budget";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
 

@@ -1,7 +1,7 @@
 // How the typed clients reach the server: one JSON request with a bearer token, whose failure is
 // thrown as the server's problem+json. The fetch is the caller's, so tests inside workerd can pass
 // the Worker's own `fetch` and scripts the global one.
-import type { ErrorCode } from "../domain/errors";
+import type { ErrorCode } from "../shared/errors";
 
 /** Anything that answers a Request: the global `fetch`, a Worker's `fetch`, a service binding. */
 export type Fetcher = (request: Request) => Promise<Response>;

@@ -13,10 +13,10 @@ import {
   ExecInboxError,
   type Fetcher,
   postCompletion,
-} from "../src/client";
-import { scriptArgs } from "./lib/args";
+} from "../client";
+import { scriptArgs } from "../scripts/lib/args";
+import { AGENT_TOKEN, startWranglerDev } from "../test/support/local-stack";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
-import { AGENT_TOKEN, startWranglerDev } from "./lib/local-stack";
 import { percentile } from "./lib/stats";
 import { workerdRssMiB } from "./lib/workerd-rss";
 

@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { devtools } from "./lib/devtools";
-import { freePort } from "./lib/local-stack";
 import { buildWorker, serveExecInbox } from "./lib/miniflare-stack";
 import { execInboxSystem } from "./lib/wake-systems";
 

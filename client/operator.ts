@@ -1,7 +1,8 @@
 // A typed client for operators (routes under /v1/ops, operator token). Its types are the route
 // table's (src/http/routes/ops.ts), as the agent's client's are.
-import type * as ops from "../http/routes/ops";
-import type { SuccessBody } from "../http/serve";
+
+import type { SuccessBody } from "../src/http/routes/common";
+import type * as ops from "../src/http/routes/ops";
 import type { Query } from "./index";
 import { Endpoint, queryString, segment } from "./transport";
 

@@ -3,12 +3,12 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import { Webhook } from "standardwebhooks";
 import type { z } from "zod";
-import type * as inboxRoutes from "../http/routes/inbox";
-import type * as jobRoutes from "../http/routes/jobs";
-import type * as runRoutes from "../http/routes/runs";
-import type * as sessionRoutes from "../http/routes/sessions";
-import { resumePayloadSchema } from "../http/schemas/resume";
-import type { SuccessBody } from "../http/serve";
+import type { SuccessBody } from "../src/http/routes/common";
+import type * as inboxRoutes from "../src/http/routes/inbox";
+import type * as jobRoutes from "../src/http/routes/jobs";
+import type * as runRoutes from "../src/http/routes/runs";
+import type * as sessionRoutes from "../src/http/routes/sessions";
+import { resumePayloadSchema } from "../src/http/schemas/resume";
 import { Endpoint, type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
 
 export { ExecInboxError, type Fetcher, type Problem } from "./transport";

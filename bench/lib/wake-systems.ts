@@ -2,9 +2,9 @@
 // see it resume. exec-inbox (a completion → its signed webhook at the host), Restate (an awakeable
 // resolved over ingress → the handler resumed), Workflows (sendEvent → the waiting step resumed).
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Callback, postCompletion } from "../../src/client";
+import { type Callback, postCompletion } from "../../client";
+import { agentClient } from "../../test/support/local-stack";
 import type { ArrivalsHost } from "./arrivals-host";
-import { agentClient } from "./local-stack";
 import type { RestatePeer } from "./restate-peer";
 import type { WorkflowsPeer } from "./workflows-peer";
 

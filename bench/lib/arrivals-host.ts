@@ -2,7 +2,7 @@
 // by the session (`session_id` of an exec-inbox webhook, `id` of the Workflows peer's report).
 import { createServer } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { listenLocally } from "./local-stack";
+import { listenLocally } from "../../test/support/local-stack";
 
 export interface Arrival {
   /** Wall-clock ms with sub-ms precision (comparable across processes). */

@@ -2,17 +2,17 @@
 // runtimes exec-inbox runs on locally (wrangler dev; the built Worker on workerd through Miniflare's
 // API, with and without its entry worker), beside the runtime's floors, with cost and a table of
 // semantics measured by running each case. A full run writes every table to
-// docs/benchmarks-latest.md; the tables' layout is in scripts/bench-tables.ts.
+// docs/benchmarks-latest.md; the tables' layout is in bench/bench-tables.ts.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { scriptArgs } from "../scripts/lib/args";
+import { agentClient, startWranglerDev } from "../test/support/local-stack";
 import { benchIndex } from "./bench-index";
 import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
-import { scriptArgs } from "./lib/args";
 import { startArrivalsHost } from "./lib/arrivals-host";
-import { agentClient, startWranglerDev } from "./lib/local-stack";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { loadAverage, processTree } from "./lib/proc";

@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { SIGNING_SECRET } from "../../test/support/api";
+import { SIGNING_SECRET } from "../test/support/secrets";
 import { verifyResume } from "./index";
 
 const payload = {

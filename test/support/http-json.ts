@@ -1,14 +1,13 @@
-// The one raw HTTP helper of tests and scripts, beside the typed client (src/client): any method,
+// The one raw HTTP helper of tests and scripts, beside the typed client (client/): any method,
 // path and body (malformed ones included), with a bearer token, answered as status, headers and
 // parsed JSON (or text). Tests use it (test/support/api.ts `call`) where they assert an answer's
 // status, headers or problem body, or send what the client would never send. Which fetch carries it
 // is the caller's: the network, or the Worker itself inside the workers pool.
 
-import type { Fetcher } from "../../src/client";
+import type { Fetcher } from "../../client";
 
 export type { Fetcher };
 
-// biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
 export interface Answer<T = any> {
   readonly status: number;
   readonly headers: Headers;
@@ -19,13 +18,12 @@ export interface SendOptions {
   /** JSON-encoded, with `content-type: application/json` unless `headers` names one. */
   readonly body?: unknown;
   /** Sent as it is, for bodies that are not JSON. */
-  readonly raw?: BodyInit;
+  readonly raw?: RequestInit["body"];
   /** `null` sends no Authorization header. */
   readonly token?: string | null;
   readonly headers?: Record<string, string>;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: callers assert on arbitrary JSON answers.
 export async function sendJson<T = any>(
   fetcher: Fetcher,
   url: string,
@@ -36,7 +34,7 @@ export async function sendJson<T = any>(
   if (options.token !== undefined && options.token !== null) {
     headers.set("authorization", `Bearer ${options.token}`);
   }
-  let body: BodyInit | undefined = options.raw;
+  let body: RequestInit["body"] = options.raw;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { type Callback, postCompletion } from "../src/client";
-import { ExecInboxOperatorClient } from "../src/client/operator";
-import { scriptArgs } from "./lib/args";
-import { agentClient, devVar, startAgentHost, startWranglerDev } from "./lib/local-stack";
+import { type Callback, postCompletion } from "../client";
+import { ExecInboxOperatorClient } from "../client/operator";
+import { scriptArgs } from "../scripts/lib/args";
+import { agentClient, devVar, startAgentHost, startWranglerDev } from "../test/support/local-stack";
 import { percentile } from "./lib/stats";
 
 /** Handles each session waits on: every completion changes its entry (fewer handles, more inbox). */

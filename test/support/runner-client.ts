@@ -3,7 +3,6 @@
 
 interface RunnerAnswer {
   readonly status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: callers read the runner's JSON by field.
   readonly body: any;
 }
 

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Miniflare, type MiniflareOptions } from "miniflare";
-import { devVar } from "./local-stack";
+import { devVar } from "../../test/support/local-stack";
 import { ownWorkerdPids } from "./proc";
 
 /** Bundles the Worker of `projectDir` into `outDir` (inside the project: Miniflare refuses `..`). */

@@ -1,11 +1,11 @@
 // The benchmark peer: a Restate server (npm binary, loopback ports, temp data) and its service in a
-// child process (scripts/lib/restate-service.ts), over HTTP/1.1 (suspends at every wait) or HTTP/2.
+// child process (bench/lib/restate-service.ts), over HTTP/1.1 (suspends at every wait) or HTTP/2.
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { freePort } from "./local-stack";
+import { freePort } from "../../test/support/local-stack";
 import type { ServiceMessage } from "./restate-service";
 
 export interface RestatePeer {
@@ -30,7 +30,7 @@ export async function startRestatePeer(options: { http2?: boolean } = {}): Promi
   const announced = new Map<string, (id: string) => void>();
   const resumed = new Map<string, { at: number; value: unknown }>();
   let handlerErrors = 0;
-  const service = fork("scripts/lib/restate-service.ts", http2 ? ["--http2"] : [], {
+  const service = fork("bench/lib/restate-service.ts", http2 ? ["--http2"] : [], {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });

@@ -1,6 +1,6 @@
 // Writes every error as application/problem+json (RFC 9457) with a code from the closed set.
 // Which code a failure gets is decided by the domain or the validating middleware.
-import { ERROR_STATUS, type ErrorCode } from "../domain/errors";
+import { ERROR_STATUS, type ErrorCode } from "./errors";
 
 const TITLES: Record<ErrorCode, string> = {
   unauthorized: "Unauthorized",

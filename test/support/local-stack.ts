@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener } from "@hono/node-server";
-import { ExecInboxClient } from "../../src/client";
+import { ExecInboxClient } from "../../client";
 import { createAgentHost, type Delivery } from "./agent-host.mjs";
 import { sendJson } from "./http-json";
 
@@ -201,10 +201,8 @@ export async function listenLocally(server: Server): Promise<number> {
 export async function viewWhen(
   base: string,
   sid: string,
-  // biome-ignore lint/suspicious/noExplicitAny: callers assert on the view's JSON.
   accept: (view: any) => boolean,
   timeoutMs = 30_000,
-  // biome-ignore lint/suspicious/noExplicitAny: callers assert on the view's JSON.
 ): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

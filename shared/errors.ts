@@ -1,0 +1,22 @@
+// The closed set of error codes on the wire (contract section 4) and their HTTP statuses: what the
+// Worker and the runner answer with, and what the client reads. Domain failures are left to src/domain.
+
+export const ERROR_STATUS = {
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  session_exists: 409,
+  run_conflict: 409,
+  job_conflict: 409,
+  result_conflict: 409,
+  invalid_transition: 409,
+  lifetime_ended: 410,
+  job_expired: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_request: 422,
+  inbox_full: 429,
+  internal: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;

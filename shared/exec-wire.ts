@@ -1,0 +1,50 @@
+// The exec job's wire shapes the Worker shares with its callers: the command limit an agent checks
+// before reserving a job, and the completion body a runner sends. Validating requests is left to each program.
+import { z } from "zod";
+
+export const MAX_COMMAND_BYTES = 8 * 1024;
+
+export const TERMINAL_STATUSES = ["completed", "failed", "killed", "lost"] as const;
+export const ENDED_BY = ["process", "runner_timeout", "runner_shutdown", "kill_request"] as const;
+
+/** Room for the runner's own text in a truncated output (a cut marker such as "…[N bytes omitted]…"). */
+const CUT_MARKER_ALLOWANCE_BYTES = 256;
+const REPLACEMENT_CHARACTER = /\uFFFD/g;
+
+/**
+ * The raw bytes an output stands for, at least and at most. `output_bytes_total` counts what the
+ * command wrote; the output is its UTF-8 text, where each undecodable run of 1–3 bytes is one
+ * U+FFFD (3 bytes of UTF-8), so only the replacement characters make the two counts differ.
+ */
+function rawBytesRange(output: string): { min: number; max: number } {
+  const max = new TextEncoder().encode(output).byteLength;
+  const replaced = output.match(REPLACEMENT_CHARACTER)?.length ?? 0;
+  return { min: max - 2 * replaced, max };
+}
+
+export const completionBody = z
+  .strictObject({
+    status: z.enum(TERMINAL_STATUSES),
+    exit_code: z.int().min(-2147483648).max(2147483647).nullable(),
+    output: z.string(),
+    output_truncated: z.boolean().default(false),
+    output_bytes_total: z.int().min(0).optional(),
+    ended_by: z.enum(ENDED_BY).optional(),
+    observed: z.boolean().default(false),
+  })
+  .superRefine((body, issues) => {
+    const total = body.output_bytes_total;
+    if (total === undefined) return;
+    const { min, max } = rawBytesRange(body.output);
+    // Only a total below what the output itself shows is impossible. A larger one is kept as sent:
+    // a runner may trim, normalise line ends or fold a long undecodable run into one U+FFFD, and
+    // refusing it would lose the result over a count.
+    const floor = body.output_truncated ? min - CUT_MARKER_ALLOWANCE_BYTES : min;
+    const problem =
+      total < floor
+        ? `is ${total}, but the ${body.output_truncated ? "truncated " : ""}output shows at least ${floor} bytes${min === max ? "" : ` (its UTF-8 is ${max} bytes)`}`
+        : null;
+    if (problem !== null) {
+      issues.addIssue({ code: "custom", path: ["output_bytes_total"], message: problem });
+    }
+  });
