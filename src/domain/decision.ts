@@ -9,6 +9,11 @@ export type { Core } from "./state";
 
 export interface Ctx {
   readonly now: number;
+  /**
+   * A resume POST of this session is on the wire: no other attempt starts until it ended (one
+   * webhook in flight per session, in the order the wakes happened). Absent means none.
+   */
+  readonly postOnWire?: boolean;
   readonly config: {
     readonly waitCeilingMs: number;
     readonly jobRetentionMs: number;

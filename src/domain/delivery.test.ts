@@ -334,6 +334,23 @@ describe("the first attempt folded into the waking decision", () => {
     expect(withDueAttempt(null, refused, () => 0, at(T0))).toBe(refused);
   });
 
+  it("no attempt starts while another POST of the session is on the wire: the resume stays due", () => {
+    const before = suspendedOn(["a"]);
+    const held = ok(
+      withDueAttempt(before, completion(before), () => 0, { ...at(T0), postOnWire: true }),
+    );
+    expect(held.effects).toEqual([]);
+    expect(held.state.resume).toMatchObject({ state: "scheduled", attempts: 0, nextAttemptAt: T0 });
+    const ticked = ok(
+      tick(
+        held.state,
+        { resumeId: "rs-x", pending: 1, retainedSince: null },
+        { ...at(T0), postOnWire: true },
+      ),
+    );
+    expect(ticked.effects).toEqual([]);
+  });
+
   it("a resume with no target is marked so in the same decision, with no POST", () => {
     const before = { ...suspendedOn(["a"]), resumeUrl: null };
     const folded = ok(

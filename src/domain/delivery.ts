@@ -98,7 +98,7 @@ function attemptResume(
   ctx: Ctx,
 ): { session: Session; effects: Effect[] } {
   const resume = session.resume;
-  if (!isDeliverable(resume) || resume.nextAttemptAt > ctx.now) {
+  if (!isDeliverable(resume) || resume.nextAttemptAt > ctx.now || ctx.postOnWire === true) {
     return { session, effects: [] };
   }
   if (resume.attempts >= ctx.config.resumeMaxAttempts) {

@@ -71,6 +71,8 @@ export class Kernel {
   post: typeof postResume = postResume;
   /** Alarm invocations since this object started (for its stats). */
   private alarms = 0;
+  /** Resume POSTs on the wire now: while one is, no other attempt starts (`Ctx.postOnWire`). */
+  private posts = 0;
   private readonly metered: { sql: SqlStorage; settle(): void };
 
   constructor(
@@ -126,12 +128,27 @@ export class Kernel {
     const tenant = this.current?.tenant ?? DEFAULT_TENANT;
     return {
       now,
+      postOnWire: this.posts > 0,
       config: {
         ...this.config,
         ...resumeTargetsFor(this.config, tenant),
         deliveriesPaused: this.config.misconfigured !== null,
       },
     };
+  }
+
+  get postOnWire(): boolean {
+    return this.posts > 0;
+  }
+
+  /** Runs one resume POST, counted as on the wire from this call until it settles. */
+  async posting<T>(post: () => Promise<T>): Promise<T> {
+    this.posts += 1;
+    try {
+      return await post();
+    } finally {
+      this.posts -= 1;
+    }
   }
 
   /** Runs a read against storage and tallies the rows it read. */

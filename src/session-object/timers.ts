@@ -4,7 +4,7 @@
 
 import type { AuditEvent } from "../domain/audit";
 import type { Effect, Rule } from "../domain/decision";
-import { recordDeliveryRule, tickRule } from "../domain/delivery";
+import { IN_FLIGHT_MARGIN_MS, recordDeliveryRule, tickRule } from "../domain/delivery";
 import type { Result } from "../domain/errors";
 import { type Committed, type Kernel, newId } from "./kernel";
 
@@ -50,17 +50,21 @@ export async function alarm(k: Kernel): Promise<void> {
   }
   await runDueTimers(k);
   await k.indexer.retryDue(Date.now());
-  await k.armAlarm(true);
+  // A POST on the wire (a request's) holds back a resume that fell due; the step that started it
+  // runs the timers once it ends. Until then this alarm must not re-arm for "now", or it spins.
+  await k.armAlarm(true, k.postOnWire ? IN_FLIGHT_MARGIN_MS : 1);
 }
 
 /**
  * Runs every due timer, delivering as it goes. Two runners at once (the alarm and a request's
  * step) are safe: each round is one serialized tick, and an attempt on the wire is not due again
- * before it must have ended, so the second runner finds nothing to do.
+ * before it must have ended, so the second runner finds nothing to do. While another step's POST
+ * is on the wire no attempt may start, so the loop leaves the rest to that step, which runs the
+ * timers again when its POST has ended.
  */
 export async function runDueTimers(k: Kernel): Promise<void> {
   if (k.config.misconfigured !== null) return;
-  for (let round = 0; round < MAX_TIMER_ROUNDS && k.dueNow(); round += 1) {
+  for (let round = 0; round < MAX_TIMER_ROUNDS && k.dueNow() && !k.postOnWire; round += 1) {
     const committed = k.execute(tickRule, { resumeId: newId("rs") });
     if (!committed.ok) return;
     await afterCommit(k, committed, false);
@@ -69,7 +73,9 @@ export async function runDueTimers(k: Kernel): Promise<void> {
 
 async function deliver(k: Kernel, effect: Effect): Promise<void> {
   const started = Date.now();
-  const outcome = await k.post(effect.url, effect.payload, k.config.resumeSigningSecret, started);
+  const outcome = await k.posting(() =>
+    k.post(effect.url, effect.payload, k.config.resumeSigningSecret, started),
+  );
   const event: AuditEvent = {
     type: "delivery",
     resume_id: effect.payload.resume_id,
