@@ -8,6 +8,7 @@ import { MAX_BODY_BYTES, readBodyBytes } from "./body";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
+import { allowedMethods } from "./methods";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
@@ -36,6 +37,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
     c.set("config", config);
     await next();
   });
+
+  app.use("*", allowedMethods(app));
 
   // The runner's completion carries a callback token instead; its route checks it.
   app.use("/v1/*", async (c, next) => {
