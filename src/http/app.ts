@@ -2,6 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
+import { tokenKind } from "../auth/token-kind";
 import { consoleRoutes } from "../console/routes";
 import { readConfig } from "../domain/config";
 import { MAX_BODY_BYTES, readBodyBytes } from "./body";
@@ -13,6 +14,7 @@ import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
 import { problem } from "./problem";
+import { refusalDetail } from "./refusals";
 import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
 import { serviceRoutes } from "./service";
@@ -47,19 +49,16 @@ export function createApp(): OpenAPIHono<AppEnv> {
       return problem("unauthorized", "more than one Authorization credential: send exactly one");
     }
     if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
+    const token = bearerToken(c.req.header("authorization"));
     // Operators and agents hold different tokens: neither opens the other's routes.
     if (c.req.path.startsWith("/v1/ops/")) {
-      const operator = isListedToken(
-        bearerToken(c.req.header("authorization")),
-        c.var.config.operatorTokens,
-      );
-      return operator ? next() : problem("unauthorized", "missing or invalid operator token");
+      if (isListedToken(token, c.var.config.operatorTokens)) return next();
+      return problem("unauthorized", refusalDetail("operator", tokenKind(token, c.var.config)));
     }
-    const tenant = tenantOfToken(
-      bearerToken(c.req.header("authorization")),
-      c.var.config.agentTokens,
-    );
-    if (tenant === null) return problem("unauthorized", "missing or invalid agent token");
+    const tenant = tenantOfToken(token, c.var.config.agentTokens);
+    if (tenant === null) {
+      return problem("unauthorized", refusalDetail("agent", tokenKind(token, c.var.config)));
+    }
     c.set("tenant", tenant);
     return next();
   });
