@@ -5,6 +5,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   session_exists: 409,
   run_conflict: 409,
   job_conflict: 409,

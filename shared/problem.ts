@@ -6,6 +6,7 @@ const TITLES: Record<ErrorCode, string> = {
   unauthorized: "Unauthorized",
   forbidden: "Forbidden",
   not_found: "Not found",
+  method_not_allowed: "Method not allowed",
   session_exists: "Session exists",
   run_conflict: "Run conflict",
   job_conflict: "Job conflict",

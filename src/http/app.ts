@@ -4,14 +4,17 @@ import { MAX_BODY_BYTES, readBodyBytes } from "../../shared/body";
 import { problem } from "../../shared/problem";
 import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
+import { tokenKind } from "../auth/token-kind";
 import { consoleRoutes } from "../console/routes";
 import { readConfig } from "../domain/config";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { COMPLETION_PATH, jobRoutes } from "./jobs";
+import { allowedMethods } from "./methods";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
+import { refusalDetail } from "./refusals";
 import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
 import { serviceRoutes } from "./service";
@@ -37,6 +40,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
     await next();
   });
 
+  app.use("*", allowedMethods(app));
+
   // The runner's completion carries a callback token instead; its route checks it.
   app.use("/v1/*", async (c, next) => {
     // Repeated headers arrive joined by ", ", and no token contains a comma: two credentials.
@@ -44,19 +49,16 @@ export function createApp(): OpenAPIHono<AppEnv> {
       return problem("unauthorized", "more than one Authorization credential: send exactly one");
     }
     if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
+    const token = bearerToken(c.req.header("authorization"));
     // Operators and agents hold different tokens: neither opens the other's routes.
     if (c.req.path.startsWith("/v1/ops/")) {
-      const operator = isListedToken(
-        bearerToken(c.req.header("authorization")),
-        c.var.config.operatorTokens,
-      );
-      return operator ? next() : problem("unauthorized", "missing or invalid operator token");
+      if (isListedToken(token, c.var.config.operatorTokens)) return next();
+      return problem("unauthorized", refusalDetail("operator", tokenKind(token, c.var.config)));
     }
-    const tenant = tenantOfToken(
-      bearerToken(c.req.header("authorization")),
-      c.var.config.agentTokens,
-    );
-    if (tenant === null) return problem("unauthorized", "missing or invalid agent token");
+    const tenant = tenantOfToken(token, c.var.config.agentTokens);
+    if (tenant === null) {
+      return problem("unauthorized", refusalDetail("agent", tokenKind(token, c.var.config)));
+    }
     c.set("tenant", tenant);
     return next();
   });

@@ -5,8 +5,10 @@ import type { MiddlewareHandler } from "hono";
 import { problem } from "../../shared/problem";
 import { bearerToken } from "../auth/agent-token";
 import { verifyCallbackToken } from "../auth/callback-token";
+import { tokenKind } from "../auth/token-kind";
 import { utf8Bytes } from "../domain/text";
 import { type AppContext, type AppEnv, sessionStub, tenantSessionStub } from "./context";
+import { refusalDetail } from "./refusals";
 import * as routes from "./routes/jobs";
 import { answer, serve } from "./serve";
 
@@ -19,17 +21,15 @@ function callbackUrl(c: AppContext, sessionId: string, handle: string): string {
 
 /** The callback token is checked before the body is read: a stranger learns nothing from a 422. */
 const callbackToken: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const claims = verifyCallbackToken(
-    bearerToken(c.req.header("authorization")) ?? "",
-    c.var.config.callbackSecrets,
-  );
-  // A valid token of another job or session is refused exactly like a forged one.
+  const token = bearerToken(c.req.header("authorization"));
+  const claims = verifyCallbackToken(token ?? "", c.var.config.callbackSecrets);
+  // A valid token of another job or session is refused like a forged one; only the detail says so.
   if (
     claims === null ||
     claims.sessionId !== c.req.param("sid") ||
     claims.handle !== c.req.param("handle")
   ) {
-    return problem("unauthorized", "missing or invalid callback token for this job");
+    return problem("unauthorized", refusalDetail("completion", tokenKind(token, c.var.config)));
   }
   c.set("callback", claims);
   await next();

@@ -4,11 +4,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { VERSION } from "../version";
 import type { AppEnv } from "./context";
+import { methodNotAllowedResponse } from "./schemas/problem";
 import { resumePayloadSchema } from "./schemas/resume";
 
 const DESCRIPTION = `Wakes suspended AI agents, exactly once, when their background shell commands finish.
-Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\`. The guide for
-users is \`docs/api.md\` in the repository.`;
+Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\`. A method a documented
+path has no operation for answers 405 \`method_not_allowed\` with \`Allow\` (the response
+\`MethodNotAllowed\`), before any token is checked; \`OPTIONS\` answers 204 with \`Allow\`. The guide
+for users is \`docs/api.md\` in the repository.`;
 
 /** Registers what the routes do not carry; call once, after the routes. */
 export function describeApi(app: OpenAPIHono<AppEnv>): void {
@@ -27,6 +30,16 @@ export function describeApi(app: OpenAPIHono<AppEnv>): void {
     type: "http",
     scheme: "bearer",
     description: "The callback token of one job, returned by its reservation (only its completion)",
+  });
+  const { schema, ...response } = methodNotAllowedResponse;
+  registry.register("MethodNotAllowedProblem", schema);
+  registry.registerComponent("responses", "MethodNotAllowed", {
+    ...response,
+    content: {
+      "application/problem+json": {
+        schema: { $ref: "#/components/schemas/MethodNotAllowedProblem" },
+      },
+    },
   });
   registry.registerWebhook({
     method: "post",

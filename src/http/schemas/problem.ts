@@ -7,6 +7,7 @@ const DESCRIPTIONS: Record<number, string> = {
   401: "Missing or invalid bearer token",
   403: "Forbidden",
   404: "No such session, job, tenant or route",
+  405: "The path is known and does not take this method: Allow lists the ones it takes",
   409: "Conflict with the session's state",
   410: "Gone: the lifetime ended or the job was purged",
   413: "Body or field over its limit",
@@ -63,6 +64,19 @@ export function problems(...codes: ErrorCode[]): Record<number, ProblemResponse>
   }
   return responses;
 }
+
+/** The answer of a documented path to a method it has no operation for (no operation gives it). */
+export const methodNotAllowedResponse = {
+  description: DESCRIPTIONS[405] as string,
+  headers: {
+    allow: {
+      required: true,
+      description: "The methods the path takes, e.g. `POST, OPTIONS`",
+      schema: { type: "string" as const },
+    },
+  },
+  schema: problemSchema(["method_not_allowed"], 405),
+};
 
 /** What every route can answer: a declared body over 2 MiB, and a Worker that refuses to serve. */
 export const EVERY_ROUTE: ErrorCode[] = ["payload_too_large", "internal"];
