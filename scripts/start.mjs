@@ -1,0 +1,68 @@
+// `npm start [-- wrangler dev options]`: the service on loopback with the committed local secrets
+// and its state on disk. Each default below gives way to the same option given after `--`; the
+// port is PORT when set. What wrangler itself does is left to wrangler.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+
+/** A port nobody holds now: the debugger's, so two services can run side by side. */
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = createServer().once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(String(port)));
+    });
+  });
+
+const DEFAULTS = {
+  "--ip": "127.0.0.1",
+  "--port": process.env.PORT?.trim() || "8787",
+  "--env-file": ".dev.vars.example",
+  "--persist-to": ".wrangler/state",
+};
+
+const given = process.argv.slice(2);
+const named = (option) => given.some((arg) => arg === option || arg.startsWith(`${option}=`));
+const port =
+  given.find((_arg, i) => given[i - 1] === "--port") ??
+  given.find((arg) => arg.startsWith("--port="))?.slice(7) ??
+  DEFAULTS["--port"];
+if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+  console.error(
+    `npm start: the port must be a number from 1 to 65535, got ${JSON.stringify(port)}`,
+  );
+  process.exit(2);
+}
+if (!named("--inspector-port")) DEFAULTS["--inspector-port"] = await freePort();
+const defaults = Object.entries(DEFAULTS).flatMap(([option, value]) =>
+  named(option) ? [] : [option, value],
+);
+
+const require = createRequire(import.meta.url);
+const wrangler = require.resolve("wrangler/bin/wrangler.js");
+const { version: wranglerVersion } = JSON.parse(
+  readFileSync(require.resolve("wrangler/package.json"), "utf8"),
+);
+const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+console.log(
+  `exec-inbox ${version} on http://${named("--ip") ? "<your --ip>" : DEFAULTS["--ip"]}:${port} ` +
+    `(wrangler ${wranglerVersion}, pinned: later releases need Node 22)`,
+);
+
+const child = spawn(process.execPath, [wrangler, "dev", ...defaults, ...given], {
+  stdio: "inherit",
+  env: {
+    ...process.env,
+    // Offline here and on many laptops: no metrics upload, no `Request.cf` download (a placeholder
+    // is used), and no banner with an update notice for a release this pin cannot take.
+    WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS ?? "false",
+    CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
+    WRANGLER_HIDE_BANNER: process.env.WRANGLER_HIDE_BANNER ?? "true",
+  },
+});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => child.kill(signal));
+}
+child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + 1)));
