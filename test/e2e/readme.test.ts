@@ -1,0 +1,142 @@
+// The README and the API reference as a new user meets them: every shell block, in order, in one
+// shell per document, against a real `npm start` on fresh state. A block fails on any answer the
+// text does not expect: blocks call curl through `c` (`--fail-with-body`), and a bare `curl` line
+// must say in a `# →` comment which status it gets.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort, spawnCollecting, waitForHealthy } from "../support/local-stack";
+
+interface Block {
+  readonly file: string;
+  readonly line: number;
+  readonly code: string;
+}
+
+const SKIP = /^<!-- readme-test: skip: .+ -->$/;
+
+/** The ```sh blocks of a Markdown file, with the line each starts on; skipped ones left out. */
+function shellBlocks(file: string): { run: Block[]; skipped: Block[] } {
+  const lines = readFileSync(file, "utf8").split("\n");
+  const run: Block[] = [];
+  const skipped: Block[] = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    if (!/^```(sh|bash)\s*$/.test(lines[i] ?? "")) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i += 1; i < lines.length && lines[i] !== "```"; i += 1) body.push(lines[i] ?? "");
+    const block = { file, line: start + 1, code: body.join("\n") };
+    (SKIP.test(lines[start - 1] ?? "") ? skipped : run).push(block);
+  }
+  return { run, skipped };
+}
+
+/** Lines that call curl without `c` and do not say which status they expect. */
+const unannounced = (block: Block) =>
+  block.code.split("\n").filter((line) => /^\s*curl\b/.test(line) && !/#\s*→\s*\d{3}\b/.test(line));
+
+async function startService(state: string) {
+  const port = await freePort();
+  const { child, output } = spawnCollecting(
+    "npm",
+    ["start", "--", "--persist-to", state],
+    { PORT: String(port), NO_COLOR: "1" },
+    process.cwd(),
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHealthy(base, child, output, 45_000);
+  return {
+    port,
+    base,
+    output,
+    async stop() {
+      if (child.pid === undefined || child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+    },
+  };
+}
+
+/** Runs the blocks in one bash, stopping at the first command that fails. */
+async function runInOneShell(blocks: Block[], env: Record<string, string>) {
+  const script = [
+    "set -euo pipefail",
+    ...blocks.flatMap((block) => [`echo "::block ${block.file}:${block.line}"`, block.code]),
+    'echo "::all blocks ran"',
+  ].join("\n");
+  const child = spawn("bash", ["-c", script], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    output += chunk;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // A background job a block left running (the stand-in agent host, if a block failed first).
+  if (child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  }
+  return { code, output };
+}
+
+/** What git sees in the checkout: a block must leave no file behind. */
+function checkoutStatus(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const git = spawn("git", ["status", "--porcelain", "--untracked-files=all"], {
+      cwd: process.cwd(),
+    });
+    let out = "";
+    git.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    git.once("error", reject);
+    git.once("exit", () => resolve(out));
+  });
+}
+
+const states: string[] = [];
+afterAll(() => {
+  for (const state of states) rmSync(state, { recursive: true, force: true });
+});
+
+describe.each(["README.md", "docs/api.md"])("the shell blocks of %s", (file) => {
+  it("each curl the text expects to fail says which status it gets", () => {
+    const { run } = shellBlocks(file);
+    expect(run.length).toBeGreaterThan(0);
+    expect(run.flatMap(unannounced)).toEqual([]);
+  });
+
+  it("run in order in one shell against npm start, with no failed answer and nothing left behind", async () => {
+    const state = mkdtempSync(join(tmpdir(), "exec-inbox-readme-"));
+    states.push(state);
+    const service = await startService(state);
+    const before = await checkoutStatus();
+    try {
+      const { run } = shellBlocks(file);
+      const result = await runInOneShell(run, {
+        PORT: String(service.port),
+        HOOK_PORT: String(await freePort()),
+      });
+      expect(result.output, `the block that failed is the last ::block line`).toContain(
+        "::all blocks ran",
+      );
+      if (process.env.README_TEST_ECHO) console.log(result.output);
+      expect(result.code).toBe(0);
+      expect(await checkoutStatus()).toBe(before);
+    } finally {
+      await service.stop();
+    }
+  }, 180_000);
+});
