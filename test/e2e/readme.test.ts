@@ -132,7 +132,6 @@ describe.each(["README.md", "docs/api.md"])("the shell blocks of %s", (file) => 
       expect(result.output, `the block that failed is the last ::block line`).toContain(
         "::all blocks ran",
       );
-      if (process.env.README_TEST_ECHO) console.log(result.output);
       expect(result.code).toBe(0);
       expect(await checkoutStatus()).toBe(before);
     } finally {
