@@ -28,11 +28,16 @@ export function referencePolicy(nonce: string): string {
   ].join("; ");
 }
 
-/** Scalar's options; fonts would come from Scalar's font host, which the policy refuses anyway. */
+/**
+ * Scalar's options. Everything that would talk to Scalar's own services is off: its fonts, its
+ * telemetry, its AI agent and its developer toolbar (share, deploy); the policy refuses them anyway.
+ */
 const CONFIGURATION = JSON.stringify({
   url: "/openapi.json",
   withDefaultFonts: false,
   telemetry: false,
+  agent: { disabled: true },
+  showDeveloperTools: "never",
 });
 
 /**
