@@ -128,11 +128,15 @@ describe("console pages say what is true", () => {
     const { tokens } = await suspendedOn(sid, ["h1", "h2"]);
     await complete(sid, "h1", tokens.h1!, result(0, "x"));
     await complete(sid, "h2", tokens.h2!, result(0, "y"));
-    const pages = [
-      await page(`/console/sessions/default/${sid}`),
-      await page(`/console?tenant=default`),
-    ];
-    const row = /<tr data-session="default\/[^"]+">[\s\S]*?<\/tr>/.exec(pages[1]!)?.[0] ?? "";
+    // The index is written after the answer: wait until the list shows the session.
+    let list = "";
+    await until(async () => {
+      list = await page(`/console?tenant=default`);
+      expect(list).toContain(`<tr data-session="default/${sid}">`);
+    });
+    const pages = [await page(`/console/sessions/default/${sid}`), list];
+    const rowStart = list.indexOf(`<tr data-session="default/${sid}">`);
+    const row = list.slice(rowStart, list.indexOf("</tr>", rowStart));
     expect(row).toContain('<td class="mono"><span class="muted">—</span></td>');
     for (const html of pages) {
       expect(html).toContain('<span class="muted">—</span>');
