@@ -1,6 +1,7 @@
 // The page shell of the console: head, header, styles, and the one small script (relative times,
 // auto-refresh of the live region). Each page supplies its own body; routes pick the status code.
 import type { Child, FC } from "hono/jsx";
+import { FAVICON_PATH } from "../http/favicon";
 import {
   type BadgeStatus,
   deadline,
@@ -95,6 +96,7 @@ export const Page: FC<{
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>{`${title} · exec-inbox console`}</title>
+      <link rel="icon" href={FAVICON_PATH} type="image/svg+xml" />
       <style nonce={nonce} dangerouslySetInnerHTML={{ __html: STYLE }} />
     </head>
     <body data-refresh-ms={live ? String(REFRESH_MS) : "0"}>
@@ -125,7 +127,7 @@ export const When: FC<{
   now: number;
   kind?: "ago" | "deadline";
 }> = ({ iso, now, kind = "ago" }) => {
-  if (iso === null || iso === undefined) return <span class="muted">—</span>;
+  if (iso === null || iso === undefined) return <Dash />;
   const text = kind === "deadline" ? deadline(iso, now) : relativeIso(iso, now);
   const late = kind === "deadline" && Date.parse(iso) <= now;
   return (
@@ -134,6 +136,9 @@ export const When: FC<{
     </time>
   );
 };
+
+/** The one way a cell says "nothing here", wherever it is. */
+export const Dash: FC = () => <span class="muted">—</span>;
 
 export const Notice: FC<{ error?: string | null; done?: string | null }> = ({ error, done }) => (
   <>

@@ -1,7 +1,7 @@
 // The attention list: sessions the index says need a person, with counts per status, filters,
 // age and deadline columns. Fetching the index page and the paging cursor is left to the route.
 import type { FC } from "hono/jsx";
-import { Badge, Notice, When } from "./layout";
+import { Badge, Dash, Notice, When } from "./layout";
 import { ATTENTION_STATUSES, type IndexEntry, type IndexPage } from "./shapes";
 
 interface ListFilters {
@@ -150,7 +150,9 @@ const SessionTable: FC<{ sessions: readonly IndexEntry[]; now: number }> = ({ se
           <td>
             <When iso={entry.ceiling_at} now={now} kind="deadline" />
           </td>
-          <td class="mono">{entry.waiting_for?.length ? entry.waiting_for.join(", ") : "—"}</td>
+          <td class="mono">
+            {entry.waiting_for?.length ? entry.waiting_for.join(", ") : <Dash />}
+          </td>
           <td>
             {entry.resume === null ? (
               <span class="muted">none</span>

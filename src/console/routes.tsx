@@ -79,7 +79,9 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
       sid,
     );
     const body = <SessionPage timeline={timeline} done={doneNotice(c)} now={Date.now()} />;
-    return render(c, timeline.view === null ? 404 : 200, sid, body, true);
+    // A session that is not there will not appear by refreshing: the page stays still.
+    const found = timeline.view !== null;
+    return render(c, found ? 200 : 404, sid, body, found);
   });
 
   app.get(`${SESSION}/jobs/:handle`, async (c) => {

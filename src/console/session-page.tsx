@@ -1,7 +1,7 @@
 // One session's timeline: its state (the view), its jobs (summaries, outputs on demand) and its
 // audit trail, newest first, with the actions that apply. Fetching the data is left to the route.
 import type { FC } from "hono/jsx";
-import { Badge, Notice, When } from "./layout";
+import { Badge, Dash, Notice, When } from "./layout";
 import { sessionHref } from "./list-page";
 import type { AuditEvent, JobSummaryView, SessionView } from "./shapes";
 
@@ -44,15 +44,21 @@ export const SessionPage: FC<{ timeline: Timeline; done: string | null; now: num
           ) : null}
         </p>
         <Notice error={timeline.errors.join(" · ") || null} done={done} />
-        {view ? <Actions base={base} view={view} /> : null}
-        {view ? <State view={view} now={now} /> : null}
-        <h2>Jobs</h2>
-        <Jobs base={base} jobs={timeline.jobs} now={now} />
-        {timeline.jobsNext ? (
-          <p class="muted">Showing the first {timeline.jobs.length} jobs in reservation order.</p>
+        {view ? (
+          <>
+            <Actions base={base} view={view} />
+            <State view={view} now={now} />
+            <h2>Jobs</h2>
+            <Jobs base={base} jobs={timeline.jobs} now={now} />
+            {timeline.jobsNext ? (
+              <p class="muted">
+                Showing the first {timeline.jobs.length} jobs in reservation order.
+              </p>
+            ) : null}
+            <h2>Audit trail</h2>
+            <Trail events={timeline.events} total={timeline.eventsTotal} now={now} />
+          </>
         ) : null}
-        <h2>Audit trail</h2>
-        <Trail events={timeline.events} total={timeline.eventsTotal} now={now} />
       </div>
     </>
   );
@@ -117,7 +123,7 @@ const State: FC<{ view: SessionView; now: number }> = ({ view, now }) => (
           </dd>
         </dl>
       ) : (
-        <p class="muted">No resume: the agent host has nothing to take.</p>
+        <p class="muted">{noResume(view)}</p>
       )}
     </section>
     <section class="card" aria-label="Inbox">
@@ -138,6 +144,21 @@ const State: FC<{ view: SessionView; now: number }> = ({ view, now }) => (
     </section>
   </div>
 );
+
+/** Why there is no resume, in the terms of what the session holds: pending items wait for something. */
+export function noResume(view: SessionView): string {
+  const pending = view.inbox.pending;
+  if (pending === 0) return "No resume: the agent host has nothing to take.";
+  const items =
+    pending === 1 ? "1 pending inbox item waits" : `${pending} pending inbox items wait`;
+  const wait = view.waiting_for_bash;
+  if (wait !== null && wait !== undefined) {
+    const condition =
+      wait.wake === "all" ? "every awaited job has finished" : "an awaited job finishes";
+    return `No resume yet: ${items} until ${condition} (wake ${wait.wake}: ${wait.handles.join(", ")}) or the deadline passes; the resume then carries it.`;
+  }
+  return `No resume yet: ${items} for the agent's next run to claim.`;
+}
 
 const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> = ({
   base,
@@ -175,7 +196,7 @@ const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> =
                 <Badge status={job.status} />
                 {job.ended_by ? <div class="muted">by {job.ended_by}</div> : null}
               </td>
-              <td>{job.exit_code ?? "—"}</td>
+              <td>{job.exit_code ?? <Dash />}</td>
               <td>
                 <When iso={job.reserved_at} now={now} />
               </td>
@@ -184,7 +205,7 @@ const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> =
               </td>
               <td>
                 {job.status === "running" ? (
-                  <span class="muted">—</span>
+                  <Dash />
                 ) : (
                   <a href={jobBase}>{job.output_bytes_total} bytes</a>
                 )}

@@ -73,7 +73,12 @@ export async function postResume(
     });
   } catch (error) {
     if (isTimeout(error)) return { delivered: false, status: null, error: "timed out after 10 s" };
-    return { delivered: false, status: null, error: `network error: ${messageOf(error)}` };
+    // workerd words a refused connection "Network connection lost": say what is known instead.
+    return {
+      delivered: false,
+      status: null,
+      error: `agent host could not be reached (${messageOf(error)})`,
+    };
   }
   const ok = response.status >= 200 && response.status < 300;
   try {

@@ -1,13 +1,16 @@
 // The operator console in headless Chromium against the real `wrangler dev`: sign in, watch
-// sessions move by themselves, and mend them with the confirmed actions.
-import { mkdtempSync, rmSync } from "node:fs";
+// sessions move by themselves, and mend them with the confirmed actions; and the pages beside it
+// (the front door, /docs), offline.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postCompletion } from "../../client";
+import { SCALAR_SCRIPT_PATH, SCALAR_VERSION } from "../../src/http/reference-version";
 import {
   agentClient,
+  freePort,
   startAgentHost,
   startWranglerDev,
   suspendedSession,
@@ -36,6 +39,9 @@ describe("the operator console in a real browser", () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  /** Every answer ≥ 400 a page load got, and every request that left the origin. */
+  const failedLoads: string[] = [];
+  const foreignLoads: string[] = [];
 
   beforeAll(async () => {
     host = await startAgentHost();
@@ -46,6 +52,14 @@ describe("the operator console in a real browser", () => {
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
+    page.on("response", (response) => {
+      if (response.status() >= 400) failedLoads.push(`${response.status()} ${response.url()}`);
+    });
+    page.on("request", (request) => {
+      if (!request.url().startsWith(dev.base) && !/^(data|about):/.test(request.url())) {
+        foreignLoads.push(request.url());
+      }
+    });
   });
 
   afterAll(async () => {
@@ -214,5 +228,119 @@ describe("the operator console in a real browser", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Operator token").waitFor({ timeout: SEEN_WITHIN.timeout });
     expect(await context.cookies()).toEqual([]);
+  });
+
+  it("the front door shows the version, the health and the links, and loads nothing that fails", async () => {
+    failedLoads.length = 0;
+    await page.goto(`${dev.base}/`);
+    await page
+      .getByRole("heading", { name: "exec-inbox" })
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    const service = page.getByRole("region", { name: "Service" });
+    expect(await text(service)).toMatch(
+      /Version\s*0\.\d+\.\d+\s*Worker\s*ok\s*Durable Objects\s*ok/,
+    );
+    for (const name of ["Operator console", "API reference", "OpenAPI document", "Health"]) {
+      expect(await page.getByRole("link", { name }).count()).toBe(1);
+    }
+    await page.waitForLoadState("networkidle");
+    expect(failedLoads).toEqual([]);
+    await screenshot(page, "front-door", shotsDir);
+  });
+
+  it("/docs renders the reference offline from the installed package: an operation's summary is on the page", async () => {
+    const installed = JSON.parse(
+      readFileSync("node_modules/@scalar/api-reference/package.json", "utf8"),
+    ) as { version: string };
+    expect(installed.version).toBe(SCALAR_VERSION);
+    failedLoads.length = 0;
+    foreignLoads.length = 0;
+    const violations: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(`${dev.base}/docs`);
+    await page
+      .getByText("Create a session", { exact: true })
+      .filter({ visible: true })
+      .first()
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    expect(await page.locator("#reference-fallback").count()).toBe(0);
+    expect(await page.getByText("Ask AI").count()).toBe(0);
+    expect(await page.getByText("Developer Tools").count()).toBe(0);
+    await page.waitForLoadState("networkidle");
+    // The whole reference is many screens long: the first one shows what it is.
+    await screenshot(page, "docs-page", shotsDir, { fullPage: false });
+    // The sidebar's group of the service routes opens on a click, and shows their operations.
+    await page.getByText("Service", { exact: true }).first().click();
+    await page
+      .getByRole("heading", { name: "The front door: version, health and where to go next" })
+      .waitFor({ timeout: SEEN_WITHIN.timeout });
+    expect(foreignLoads).toEqual([]);
+    expect(failedLoads).toEqual([]);
+    expect(violations).toEqual([]);
+  });
+
+  it("/docs says where the document is when its script does not load", async () => {
+    await page.route(`**${SCALAR_SCRIPT_PATH}`, (route) => route.abort());
+    try {
+      await page.goto(`${dev.base}/docs`);
+      const fallback = page.locator("#reference-fallback");
+      await expect
+        .poll(() => text(fallback), SEEN_WITHIN)
+        .toBe("The reference viewer did not load. The OpenAPI document is at /openapi.json.");
+      expect(await fallback.getByRole("link").getAttribute("href")).toBe("/openapi.json");
+    } finally {
+      await page.unroute(`**${SCALAR_SCRIPT_PATH}`);
+    }
+  });
+
+  it("an unknown session's page shows only its not-found notice and does not refresh", async () => {
+    await signIn(page, dev.base, OPERATOR_TOKEN);
+    const sid = `never-made-${Date.now()}`;
+    await page.goto(`${dev.base}/console/sessions/default/${sid}`);
+    await expect
+      .poll(() => text(page.getByRole("alert")), SEEN_WITHIN)
+      .toContain("Not found: no such session");
+    expect(await page.getByRole("heading", { name: "Jobs" }).count()).toBe(0);
+    expect(await page.getByRole("heading", { name: "Audit trail" }).count()).toBe(0);
+    const refreshes: string[] = [];
+    const onRequest = (request: { url(): string }) => refreshes.push(request.url());
+    page.on("request", onRequest);
+    await page.waitForTimeout(4_000);
+    page.off("request", onRequest);
+    expect(refreshes).toEqual([]);
+    await screenshot(page, "console-not-found", shotsDir);
+  });
+
+  it("a staged item is said to wait for the wake condition, and a refused connection to the agent host is called unreachable", async () => {
+    const staged = `staged-${Date.now()}`;
+    const inbox = agentClient(dev.base);
+    await inbox.createSession({ id: staged, resume_url: host.urlFor("healthy") });
+    const first = await inbox.reserveJob(staged, { handle: "lint", command: "npm run lint" });
+    await inbox.reserveJob(staged, { handle: "test", command: "npm test" });
+    const run = await inbox.registerRun(staged);
+    await inbox.suspend(staged, run.run_id, { waiting_for: ["lint", "test"] });
+    await postCompletion(first.callback, { status: "completed", exit_code: 0, output: "clean" });
+    await page.goto(`${dev.base}/console/sessions/default/${staged}`);
+    const resume = page.getByRole("region", { name: "Resume" });
+    await expect
+      .poll(() => text(resume), SEEN_WITHIN)
+      .toContain("No resume yet: 1 pending inbox item waits until every awaited job has finished");
+    expect(await text(page.getByRole("region", { name: "Inbox" }))).toContain("1 pending");
+
+    const refused = `refused-${Date.now()}`;
+    const closedPort = await freePort();
+    const callback = await suspendedSession(
+      dev.base,
+      refused,
+      `http://127.0.0.1:${closedPort}/hooks/none`,
+    );
+    await postCompletion(callback, { status: "completed", exit_code: 0, output: "done" });
+    await page.goto(`${dev.base}/console/sessions/default/${refused}`);
+    await expect
+      .poll(() => text(page.getByRole("region", { name: "Resume" })), SEEN_WITHIN)
+      .toContain("agent host could not be reached");
+    await screenshot(page, "console-unreachable", shotsDir);
   });
 });

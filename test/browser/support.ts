@@ -19,10 +19,15 @@ export async function signIn(page: Page, base: string, token = OPERATOR_TOKEN): 
 }
 
 /** Screenshots always get taken; CONSOLE_SCREENSHOTS=docs writes them over the README's. */
-export async function screenshot(page: Page, name: string, scratchDir: string): Promise<void> {
+export async function screenshot(
+  page: Page,
+  name: string,
+  scratchDir: string,
+  { fullPage = true }: { fullPage?: boolean } = {},
+): Promise<void> {
   const dir = process.env.CONSOLE_SCREENSHOTS === "docs" ? "docs" : scratchDir;
   mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), fullPage });
 }
 
 /** The status badge in a session page's heading, or a list row's. */

@@ -1,6 +1,16 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, createSession, uniqueId } from "../support/api";
+import {
+  call,
+  complete,
+  createSession,
+  result,
+  scriptHost,
+  suspendedOn,
+  uniqueId,
+  until,
+  view,
+} from "../support/api";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
 const OPERATOR = OPERATOR_TOKEN;
@@ -55,5 +65,82 @@ describe("console forms carry the operator's form token", () => {
     const token = formTokenOf(await page("/console"));
     expect((await post("/console/sign-out", { form_token: token })).status).toBe(303);
     expect((await post("/console/sign-in", { token: OPERATOR })).status).toBe(303);
+  });
+});
+
+/** What a reader sees of a page: its text, without tags. */
+const textOf = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+
+describe("console pages say what is true", () => {
+  it("a session suspended with a staged item says the item waits for the wake condition, not that there is nothing to take", async () => {
+    const sid = uniqueId("staged");
+    const { tokens } = await suspendedOn(sid, ["h1", "h2"]);
+    await complete(sid, "h1", tokens.h1!, result(0, "half"));
+    const text = textOf(await page(`/console/sessions/default/${sid}`));
+    expect(text).toContain("Inbox 1 pending");
+    expect(text).toContain(
+      "No resume yet: 1 pending inbox item waits until every awaited job has finished (wake all: h2) or the deadline passes; the resume then carries it.",
+    );
+    expect(text).not.toContain("nothing to take");
+  });
+
+  it("a session with nothing pending and no resume still says the agent host has nothing to take", async () => {
+    const sid = uniqueId("quiet");
+    await createSession(sid);
+    const text = textOf(await page(`/console/sessions/default/${sid}`));
+    expect(text).toContain("No resume: the agent host has nothing to take.");
+  });
+
+  it("an unknown session's page shows only its not-found notice, and does not refresh", async () => {
+    const sid = uniqueId("never-made");
+    const answer = await call("GET", `/console/sessions/default/${sid}`, {
+      token: null,
+      headers: { cookie: COOKIE },
+    });
+    expect(answer.status).toBe(404);
+    const html: string = answer.body;
+    expect(html).toContain('data-refresh-ms="0"');
+    expect(html).not.toContain('id="live-status"');
+    const live = html.slice(html.indexOf('<div id="live">'), html.indexOf("</main>"));
+    expect(textOf(live).trim()).toBe(
+      `${sid} tenant default The session could not be read. Not found: no such session (404 not_found)`,
+    );
+  });
+
+  it("a resume the agent host never answered says the host could not be reached", async () => {
+    const sid = uniqueId("unreachable");
+    await scriptHost(sid, [0, 0, 0, 0]);
+    const { tokens } = await suspendedOn(sid, ["h1"]);
+    await complete(sid, "h1", tokens.h1!, result(0, "x"));
+    await until(async () => {
+      expect((await view(sid)).resume.last_error).toBe(
+        "agent host could not be reached (scripted network failure)",
+      );
+    });
+    expect(textOf(await page(`/console/sessions/default/${sid}`))).toContain(
+      "agent host could not be reached",
+    );
+  });
+
+  it("every empty cell is the same muted dash, on the list and on a session's page", async () => {
+    const sid = uniqueId("dashes");
+    await scriptHost(sid, [500, 500, 500, 500]);
+    const { tokens } = await suspendedOn(sid, ["h1", "h2"]);
+    await complete(sid, "h1", tokens.h1!, result(0, "x"));
+    await complete(sid, "h2", tokens.h2!, result(0, "y"));
+    // The index is written after the answer: wait until the list shows the session.
+    let list = "";
+    await until(async () => {
+      list = await page(`/console?tenant=default`);
+      expect(list).toContain(`<tr data-session="default/${sid}">`);
+    });
+    const pages = [await page(`/console/sessions/default/${sid}`), list];
+    const rowStart = list.indexOf(`<tr data-session="default/${sid}">`);
+    const row = list.slice(rowStart, list.indexOf("</tr>", rowStart));
+    expect(row).toContain('<td class="mono"><span class="muted">—</span></td>');
+    for (const html of pages) {
+      expect(html).toContain('<span class="muted">—</span>');
+      expect(html.replaceAll('<span class="muted">—</span>', "")).not.toMatch(/[—–-]\s*</);
+    }
   });
 });

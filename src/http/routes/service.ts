@@ -2,10 +2,31 @@
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { EVERY_ROUTE, problems } from "../schemas/problem";
-import { healthSchema, objectHealthSchema } from "../schemas/views";
+import { frontDoorSchema, healthSchema, objectHealthSchema } from "../schemas/views";
 import { json } from "./common";
 
 const tags = ["Service"];
+
+export const frontDoor = createRoute({
+  method: "get",
+  path: "/",
+  operationId: "frontDoor",
+  tags,
+  summary: "The front door: version, health and where to go next",
+  description:
+    "A small HTML page for a browser; this JSON for `Accept: application/json` (or no preference).",
+  security: [],
+  responses: {
+    200: {
+      description: "The service, its health and its pages",
+      content: {
+        "application/json": { schema: frontDoorSchema },
+        "text/html": { schema: z.string() },
+      },
+    },
+    ...problems(...EVERY_ROUTE),
+  },
+});
 
 export const health = createRoute({
   method: "get",

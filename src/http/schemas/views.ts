@@ -152,3 +152,22 @@ export const statsSchema = z.strictObject({
 
 export const healthSchema = z.strictObject({ ok: z.literal(true), version: z.string() });
 export const objectHealthSchema = z.strictObject({ ok: z.literal(true) });
+
+export const frontDoorSchema = z
+  .strictObject({
+    service: z.literal("exec-inbox"),
+    version: z.string(),
+    health: z.strictObject({
+      worker: z.literal("ok"),
+      durable_object: z
+        .enum(["ok", "failing"])
+        .meta({ description: "Whether one no-op Durable Object call answered" }),
+    }),
+    links: z.strictObject({
+      console: z.literal("/console"),
+      docs: z.literal("/docs"),
+      openapi: z.literal("/openapi.json"),
+      health: z.literal("/healthz"),
+    }),
+  })
+  .meta({ id: "FrontDoor" });
