@@ -257,15 +257,21 @@ export const recordDeliveryRule: Rule<DeliveryCmd & { event: AuditEvent }, null>
   events: (cmd) => [cmd.event],
 };
 
-/** The earliest time any timer of the session falls due; null when nothing is pending. */
+/**
+ * The earliest time any timer of the session falls due; null when nothing is pending. With
+ * `postOnWire`, the times that can run now: ceilings and retention, not the next attempt.
+ */
 export function nextDueAt(
   session: Core,
   retainedSince: number | null,
-  ctx: Pick<Ctx, "config">,
+  ctx: Pick<Ctx, "config" | "postOnWire">,
 ): number | null {
   const times: number[] = [];
   if (session.wait !== null) times.push(session.wait.ceilingAt);
-  if (isDeliverable(session.resume)) times.push(session.resume.nextAttemptAt);
+  // An attempt cannot start while another POST is on the wire: it is not due until that ends.
+  if (isDeliverable(session.resume) && ctx.postOnWire !== true) {
+    times.push(session.resume.nextAttemptAt);
+  }
   if (retainedSince !== null) times.push(retainedSince + ctx.config.jobRetentionMs);
   return times.length === 0 ? null : Math.min(...times);
 }

@@ -5,7 +5,7 @@
 import type { AuditEvent } from "../domain/audit";
 import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Core, Ctx, Decision, Effect, Loaded, Needs, Rule, Write } from "../domain/decision";
-import { nextDueAt, withDueAttempt } from "../domain/delivery";
+import { DELIVERY_TIMEOUT_MS, nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
 import type { Session } from "../domain/state";
@@ -73,6 +73,8 @@ export class Kernel {
   private alarms = 0;
   /** Resume POSTs on the wire now: while one is, no other attempt starts (`Ctx.postOnWire`). */
   private posts = 0;
+  /** When the POSTs on the wire must have ended (each is bounded by the delivery timeout). */
+  private wireUntil = 0;
   private readonly metered: { sql: SqlStorage; settle(): void };
 
   constructor(
@@ -141,8 +143,14 @@ export class Kernel {
     return this.posts > 0;
   }
 
+  /** How long until every POST on the wire must have ended; 0 when none is. */
+  msUntilWireFree(now: number): number {
+    return this.posts > 0 ? Math.max(0, this.wireUntil - now) : 0;
+  }
+
   /** Runs one resume POST, counted as on the wire from this call until it settles. */
   async posting<T>(post: () => Promise<T>): Promise<T> {
+    this.wireUntil = Math.max(this.wireUntil, Date.now() + DELIVERY_TIMEOUT_MS);
     this.posts += 1;
     try {
       return await post();
@@ -266,15 +274,22 @@ export class Kernel {
     });
   }
 
-  /** The earliest due time of the session's timers. */
+  /** The earliest due time of the session's timers (what the alarm is armed for). */
   nextDue(): number | null {
     return this.current === null
       ? null
       : nextDueAt(this.current, this.retained, { config: this.config });
   }
 
+  /** A timer that can run now is due: an attempt held back by a POST on the wire is not. */
   dueNow(): boolean {
-    const due = this.nextDue();
+    const due =
+      this.current === null
+        ? null
+        : nextDueAt(this.current, this.retained, {
+            config: this.config,
+            postOnWire: this.postOnWire,
+          });
     return due !== null && due <= Date.now();
   }
 

@@ -4,7 +4,7 @@
 
 import type { AuditEvent } from "../domain/audit";
 import type { Effect, Rule } from "../domain/decision";
-import { IN_FLIGHT_MARGIN_MS, recordDeliveryRule, tickRule } from "../domain/delivery";
+import { recordDeliveryRule, tickRule } from "../domain/delivery";
 import type { Result } from "../domain/errors";
 import { type Committed, type Kernel, newId } from "./kernel";
 
@@ -26,8 +26,12 @@ export async function afterCommit(
   k.indexer.changed();
   if (committed.notified) k.waiters.wakeAll();
   k.armAlarmInBackground();
-  for (const effect of committed.effects) await deliver(k, effect);
-  if (thenDueTimers && k.dueNow()) await runDueTimers(k);
+  try {
+    for (const effect of committed.effects) await deliver(k, effect);
+  } finally {
+    // Also after a POST that threw: what it held back is due now.
+    if (thenDueTimers && k.dueNow()) await runDueTimers(k);
+  }
 }
 
 /** A request's command: executes it, leaves its after-commit step to run in the background. */
@@ -50,21 +54,22 @@ export async function alarm(k: Kernel): Promise<void> {
   }
   await runDueTimers(k);
   await k.indexer.retryDue(Date.now());
-  // A POST on the wire (a request's) holds back a resume that fell due; the step that started it
-  // runs the timers once it ends. Until then this alarm must not re-arm for "now", or it spins.
-  await k.armAlarm(true, k.postOnWire ? IN_FLIGHT_MARGIN_MS : 1);
+  // A POST on the wire (a request's) holds back an attempt that fell due; the step that started
+  // it runs the timers once it ends. The alarm waits for the POST's deadline, not for "now".
+  // A POST past its deadline by a few ms still settles: at most one alarm a second meanwhile.
+  await k.armAlarm(true, k.postOnWire ? Math.max(1_000, k.msUntilWireFree(Date.now())) : 1);
 }
 
 /**
  * Runs every due timer, delivering as it goes. Two runners at once (the alarm and a request's
  * step) are safe: each round is one serialized tick, and an attempt on the wire is not due again
  * before it must have ended, so the second runner finds nothing to do. While another step's POST
- * is on the wire no attempt may start, so the loop leaves the rest to that step, which runs the
- * timers again when its POST has ended.
+ * is on the wire ceilings and retention still run; the next attempt is not due until that POST
+ * ends, and the step whose POST it is runs the timers then.
  */
 export async function runDueTimers(k: Kernel): Promise<void> {
   if (k.config.misconfigured !== null) return;
-  for (let round = 0; round < MAX_TIMER_ROUNDS && k.dueNow() && !k.postOnWire; round += 1) {
+  for (let round = 0; round < MAX_TIMER_ROUNDS && k.dueNow(); round += 1) {
     const committed = k.execute(tickRule, { resumeId: newId("rs") });
     if (!committed.ok) return;
     await afterCommit(k, committed, false);

@@ -55,6 +55,26 @@ describe("the first attempt folded into the waking commit", () => {
     expect(sent[1]!.resume_id).not.toBe(first);
   }, 20_000);
 
+  it("a POST on the wire holds back only the next attempt: a ceiling that passes meanwhile fires at its time", async () => {
+    const sid = api.uniqueId("fold-held-ceiling");
+    // The first webhook is answered after 8 s; the ceiling's webhook at once.
+    await api.scriptHost(sid, [{ status: 200, delayMs: 8_000 }, 200]);
+    const { tokens } = await api.suspendedOn(sid, ["h1", "h2"], { wake: "any" });
+    await api.complete(sid, "h1", tokens.h1!, api.result(0, "a"));
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(1));
+    // The host takes the resume while its answer is still on the wire, and waits for h2 for 1 s.
+    const first = (await api.view(sid)).resume.resume_id;
+    const runId = await api.registerRun(sid, { resume_id: first });
+    expect((await api.suspend(sid, runId, ["h2"], { ceiling_ms: 1_000 })).status).toBe(200);
+    const ceilingAt = Date.parse((await api.view(sid)).waiting_for_bash.ceiling_at);
+    await api.until(async () => expect((await api.view(sid)).waiting_for_bash).toBeNull(), 20_000);
+    expect(Date.now() - ceilingAt).toBeLessThan(1_500);
+    // Its wake waits for the first POST's answer, then goes out once.
+    await api.until(async () => expect(await api.deliveries(sid)).toHaveLength(2), 20_000);
+    const [, second] = await bodies(sid);
+    expect(second).toMatchObject({ reason: "background_exec_wait_expired" });
+  }, 40_000);
+
   it("mark-lost and expire-wait fold their first attempt with the admitted envelope counted", async () => {
     for (const action of ["mark-lost", "expire-wait"] as const) {
       const sid = api.uniqueId(`fold-${action}`);

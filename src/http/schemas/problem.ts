@@ -57,7 +57,8 @@ export function problems(...codes: ErrorCode[]): Record<number, ProblemResponse>
   for (const [status, listed] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers = HEADERS[status];
     responses[status] = {
-      description: `${DESCRIPTIONS[status] ?? "Error"} (code: ${listed.join(", ")})`,
+      // In backticks: OpenAPI descriptions are Markdown, where `_` would start emphasis.
+      description: `${DESCRIPTIONS[status] ?? "Error"} (code: ${listed.map((code) => `\`${code}\``).join(", ")})`,
       content: { "application/problem+json": { schema: problemSchema(listed, status) } },
       ...(headers === undefined ? {} : { headers }),
     };
