@@ -5,7 +5,7 @@
 import type { AuditEvent } from "../domain/audit";
 import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Core, Ctx, Decision, Effect, Loaded, Needs, Rule, Write } from "../domain/decision";
-import { DELIVERY_TIMEOUT_MS, nextDueAt, withDueAttempt } from "../domain/delivery";
+import { DELIVERY_TIMEOUT_MS, nextAttemptAt, nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
 import type { Session } from "../domain/state";
@@ -143,11 +143,6 @@ export class Kernel {
     return this.posts > 0;
   }
 
-  /** How long until every POST on the wire must have ended; 0 when none is. */
-  msUntilWireFree(now: number): number {
-    return this.posts > 0 ? Math.max(0, this.wireUntil - now) : 0;
-  }
-
   /** Runs one resume POST, counted as on the wire from this call until it settles. */
   async posting<T>(post: () => Promise<T>): Promise<T> {
     this.wireUntil = Math.max(this.wireUntil, Date.now() + DELIVERY_TIMEOUT_MS);
@@ -274,11 +269,22 @@ export class Kernel {
     });
   }
 
-  /** The earliest due time of the session's timers (what the alarm is armed for). */
+  /**
+   * When the session's next timer can run: an attempt held back by a POST on the wire is due
+   * once that POST must have ended (and not sooner than a second from now, so a POST a little
+   * past its deadline cannot make the alarm spin); ceilings and retention keep their times.
+   */
   nextDue(): number | null {
-    return this.current === null
-      ? null
-      : nextDueAt(this.current, this.retained, { config: this.config });
+    const core = this.current;
+    if (core === null) return null;
+    const runnable = nextDueAt(core, this.retained, {
+      config: this.config,
+      postOnWire: this.postOnWire,
+    });
+    const attemptAt = this.postOnWire ? nextAttemptAt(core) : null;
+    const held =
+      attemptAt === null ? null : Math.max(attemptAt, this.wireUntil, Date.now() + 1_000);
+    return runnable === null ? held : held === null ? runnable : Math.min(runnable, held);
   }
 
   /** A timer that can run now is due: an attempt held back by a POST on the wire is not. */

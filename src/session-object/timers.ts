@@ -54,10 +54,9 @@ export async function alarm(k: Kernel): Promise<void> {
   }
   await runDueTimers(k);
   await k.indexer.retryDue(Date.now());
-  // A POST on the wire (a request's) holds back an attempt that fell due; the step that started
-  // it runs the timers once it ends. The alarm waits for the POST's deadline, not for "now".
-  // A POST past its deadline by a few ms still settles: at most one alarm a second meanwhile.
-  await k.armAlarm(true, k.postOnWire ? Math.max(1_000, k.msUntilWireFree(Date.now())) : 1);
+  // An attempt held back by a POST on the wire (a request's) is due when that POST must have
+  // ended (`nextDue`); the step that started it runs the timers as soon as it does.
+  await k.armAlarm(true);
 }
 
 /**
