@@ -257,6 +257,46 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
     await viewWhen(stack.dev.base, sid, (view) => view.status === "idle");
   });
 
+  it("drops a signed webhook for a resume the session does not hold: one refused registration, no retries", async () => {
+    const sid = "agent-fault-replaced-resume";
+    await agent.host.kit.createSession(sid);
+    const { lifetime } = await stack.inbox.getSession(sid);
+    let registrations = 0;
+    inboxProxy.rule = ({ method, path }) => {
+      if (runsOf(sid)(method, path)) registrations += 1;
+      return "forward";
+    };
+    // A wake that a newer one replaced, as exec-inbox once signed it: the session holds no such resume.
+    const resumeId = "rs_replaced0000000000000000000000";
+    const body = JSON.stringify({
+      type: "session.resume",
+      tenant: "default",
+      session_id: sid,
+      lifetime,
+      resume_id: resumeId,
+      reason: "background_exec_completed",
+      inbox: { pending: 0 },
+    });
+    const at = new Date();
+    const answer = await fetch(`${agent.host.url}/resume`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": resumeId,
+        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+        "webhook-signature": new Webhook(devVar("RESUME_SIGNING_SECRET")).sign(resumeId, at, body),
+      },
+      body,
+    });
+    expect(answer.status).toBe(202);
+    await agent.host.kit.settled(sid);
+    // A retried registration would come after 1 s, then 2 s.
+    await sleep(3_500);
+    expect(registrations).toBe(1);
+    expect(await stack.inbox.getSession(sid)).toMatchObject({ status: "idle", run: null });
+    expect(await agent.host.kit.sendUserMessage(sid, "still here")).toBe("Noted: still here");
+  });
+
   it("caps the output of a result pulled from exec-inbox like the runner caps its answers", async () => {
     const sid = "agent-fault-pull-cap";
     await agent.host.kit.createSession(sid);
