@@ -257,10 +257,6 @@ export const recordDeliveryRule: Rule<DeliveryCmd & { event: AuditEvent }, null>
   events: (cmd) => [cmd.event],
 };
 
-/** When the session's resume is next attempted; null when none is to be delivered. */
-export const nextAttemptAt = (session: Core): number | null =>
-  isDeliverable(session.resume) ? session.resume.nextAttemptAt : null;
-
 /**
  * The earliest time any timer of the session falls due; null when nothing is pending. With
  * `postOnWire`, the times that can run now: ceilings and retention, not the next attempt.

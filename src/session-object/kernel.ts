@@ -5,10 +5,10 @@
 import type { AuditEvent } from "../domain/audit";
 import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Core, Ctx, Decision, Effect, Loaded, Needs, Rule, Write } from "../domain/decision";
-import { DELIVERY_TIMEOUT_MS, nextAttemptAt, nextDueAt, withDueAttempt } from "../domain/delivery";
+import { DELIVERY_TIMEOUT_MS, nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
-import type { Session } from "../domain/state";
+import { resumeNextAttemptAt, type Session } from "../domain/state";
 import { DEFAULT_TENANT } from "../domain/tenants";
 import type { Env } from "../env";
 import { PhysicalAlarm } from "./alarm";
@@ -281,7 +281,8 @@ export class Kernel {
       config: this.config,
       postOnWire: this.postOnWire,
     });
-    const attemptAt = this.postOnWire ? nextAttemptAt(core) : null;
+    const attemptAt =
+      this.postOnWire && core.resume !== null ? resumeNextAttemptAt(core.resume) : null;
     const held =
       attemptAt === null ? null : Math.max(attemptAt, this.wireUntil, Date.now() + 1_000);
     return runnable === null ? held : held === null ? runnable : Math.min(runnable, held);

@@ -168,7 +168,7 @@ export function loadRows(sql: SqlStorage, core: Core, needs: Needs, now: number)
 }
 
 /** The jobs of `handles` (at most a wait's 64), with outputs only when the rule reads them. */
-export function loadJobs(
+function loadJobs(
   sql: SqlStorage,
   handles: readonly string[],
   withOutput: boolean,
@@ -182,10 +182,7 @@ export function loadJobs(
   return jobs;
 }
 
-export function loadTombstones(
-  sql: SqlStorage,
-  handles: readonly string[],
-): Record<string, number> {
+function loadTombstones(sql: SqlStorage, handles: readonly string[]): Record<string, number> {
   const purged = dict<number>();
   for (const handle of new Set(handles)) {
     const row = sql
@@ -203,7 +200,7 @@ const CLAIMABLE = "(state = 'pending' OR (state = 'claimed' AND lease_expires_at
  * envelopes fit in `maxBytes`: a claim never loads envelopes it cannot send. Sizes are read in SQL
  * first, so no envelope becomes a string before it is chosen.
  */
-export function loadClaimable(
+function loadClaimable(
   sql: SqlStorage,
   now: number,
   limit: number,
@@ -246,7 +243,7 @@ function fitting<Row extends { bytes: number }>(rows: Iterable<Row>, maxBytes: n
  * would be 64 MiB. The stand-in envelope carries id and generation only; no write carries an
  * admitted envelope again (`mark_acked` names ids), so it cannot reach storage.
  */
-export function loadForAck(sql: SqlStorage, ids: readonly string[]): Record<string, InboxItem> {
+function loadForAck(sql: SqlStorage, ids: readonly string[]): Record<string, InboxItem> {
   const items = dict<InboxItem>();
   for (const id of new Set(ids)) {
     const row = sql
