@@ -104,8 +104,12 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
       sid,
       "run: sleep 1; printf first\nrun: sleep 3; printf second",
     );
-    const handles = (await agent.host.kit.conversation(sid))?.running ?? [];
+    const started = (await agent.host.kit.conversation(sid))!;
+    // The two reservations run concurrently, so `running` is in the order they came back; the
+    // tool results are in the order the model called them: [the 1 s command, the 3 s command].
+    const handles = toolResults(started).map((result) => String(result.value.session_id));
     expect(handles).toHaveLength(2);
+    expect([...started.running].sort()).toEqual([...handles].sort());
     expect(await stack.inbox.getSession(sid)).toMatchObject({
       status: "suspended",
       waiting_for_bash: { handles: expect.arrayContaining(handles), wake: "all" },
