@@ -13,7 +13,7 @@ import { expireSilent, heartbeat, OVERDUE_PER_ROUND } from "./liveness";
 import { own } from "./records";
 import type { Session } from "./state";
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 10_000);
+const RUNS = 10_000;
 
 interface Timeline {
   readonly timeoutMs: number;
