@@ -91,3 +91,11 @@ export function capText(text: string, maxBytes: number): RenderedOutput {
   const tail = rest.subarray(Math.max(0, rest.byteLength - maxBytes));
   return renderHeadTail(bytes.subarray(0, headEnd), tail, bytes.byteLength, maxBytes);
 }
+
+/** The last at most `maxBytes` of `bytes`, starting and ending on whole UTF-8 characters. */
+export function utf8Tail(bytes: Uint8Array, maxBytes: number): Uint8Array {
+  const start = boundaryAfter(bytes, bytes.byteLength - maxBytes);
+  // A character the command has only half written yet is left for the next heartbeat.
+  const end = boundaryBefore(bytes, bytes.byteLength);
+  return bytes.subarray(start, Math.max(start, end));
+}
