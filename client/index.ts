@@ -11,6 +11,13 @@ import type * as sessionRoutes from "../src/http/routes/sessions";
 import { resumePayloadSchema } from "../src/http/schemas/resume";
 import { Endpoint, type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
 
+export {
+  type CompleteOutcome,
+  type JobCallback,
+  JobHandle,
+  type StartJobOptions,
+  startJob,
+} from "./job-handle";
 export { ExecInboxError, type Fetcher, type Problem } from "./transport";
 
 /** The JSON body a route takes, as a caller writes it (defaults may be left out). */

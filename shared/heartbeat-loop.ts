@@ -29,6 +29,24 @@ export function heartbeatPeriodMs(timeoutMs: number | null | undefined): number 
   return timeoutMs === null ? IDLE_PERIOD_MS : Math.floor(timeoutMs / 3);
 }
 
+/** A callback's liveness fields; absent ones are an older service's or caller's. */
+export interface Liveness {
+  readonly heartbeat_url?: string | null | undefined;
+  readonly heartbeat_timeout_ms?: number | null | undefined;
+}
+
+/**
+ * The heartbeat URL of a callback: the one it names, else the completion URL's sibling (from before
+ * heartbeats), else none. An explicit null is a service that takes no heartbeats.
+ */
+export function heartbeatUrlOf(completionUrl: string, liveness: Liveness): string | null {
+  if (liveness.heartbeat_url !== undefined) return liveness.heartbeat_url;
+  const url = new URL(completionUrl);
+  if (!url.pathname.endsWith("/completion")) return null;
+  url.pathname = `${url.pathname.slice(0, -"/completion".length)}/heartbeat`;
+  return url.href;
+}
+
 /** Why a loop ended by itself: the service holds a result, or will never take a heartbeat. */
 export interface HeartbeatEnd {
   readonly status: number;

@@ -4,30 +4,16 @@ import {
   type HeartbeatEnd,
   HeartbeatLoop,
   type HeartbeatProgress,
+  heartbeatUrlOf,
+  type Liveness,
 } from "../../shared/heartbeat-loop";
 import { utf8Tail } from "../../shared/output-budget";
 import type { ManagedProcess } from "./process-table";
 
+export type { Liveness };
+
 /** What a heartbeat shows of the output: about what a model reads in a glance. */
 export const PROGRESS_TAIL_BYTES = 4096;
-
-/** What an arm says about liveness; absent fields are an older caller's arm. */
-export interface Liveness {
-  readonly heartbeat_url?: string | null | undefined;
-  readonly heartbeat_timeout_ms?: number | null | undefined;
-}
-
-/**
- * The heartbeat URL of an arm: the one it names, else the completion URL's sibling (an arm from
- * before heartbeats), else none. An explicit null is a service that takes no heartbeats.
- */
-export function heartbeatUrlOf(completionUrl: string, liveness: Liveness): string | null {
-  if (liveness.heartbeat_url !== undefined) return liveness.heartbeat_url;
-  const url = new URL(completionUrl);
-  if (!url.pathname.endsWith("/completion")) return null;
-  url.pathname = `${url.pathname.slice(0, -"/completion".length)}/heartbeat`;
-  return url.href;
-}
 
 export function progressOf(process: ManagedProcess): HeartbeatProgress {
   const tail = utf8Tail(process.full.lastBytes(PROGRESS_TAIL_BYTES), PROGRESS_TAIL_BYTES);
