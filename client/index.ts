@@ -155,7 +155,7 @@ export class ExecInboxClient extends Endpoint {
 
 /** The runner's side: report a terminal result to the callback handed out at reservation. */
 export function postCompletion(
-  callback: Callback,
+  callback: Pick<Callback, "url" | "token">,
   input: CompletionInput,
   options: { fetch?: Fetcher } = {},
 ): Promise<CompletionReply> {

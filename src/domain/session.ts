@@ -38,6 +38,7 @@ export function createSession(
     resume: null,
     notifySeq: 0,
     generation: 0,
+    livenessDueAt: null,
     jobs: {},
     inbox: {},
     purged: {},

@@ -9,7 +9,7 @@ import { consoleRoutes } from "../console/routes";
 import { readConfig } from "../domain/config";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
-import { COMPLETION_PATH, jobRoutes } from "./jobs";
+import { CALLBACK_PATH, jobRoutes } from "./jobs";
 import { allowedMethods } from "./methods";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
@@ -42,13 +42,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.use("*", allowedMethods(app));
 
-  // The runner's completion carries a callback token instead; its route checks it.
+  // The runner's completion and heartbeat carry a callback token instead; their routes check it.
   app.use("/v1/*", async (c, next) => {
     // Repeated headers arrive joined by ", ", and no token contains a comma: two credentials.
     if (c.req.header("authorization")?.includes(",")) {
       return problem("unauthorized", "more than one Authorization credential: send exactly one");
     }
-    if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
+    if (c.req.method === "POST" && CALLBACK_PATH.test(c.req.path)) return next();
     const token = bearerToken(c.req.header("authorization"));
     // Operators and agents hold different tokens: neither opens the other's routes.
     if (c.req.path.startsWith("/v1/ops/")) {
