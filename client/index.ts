@@ -126,6 +126,17 @@ export class ExecInboxClient extends Endpoint {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}`);
   }
 
+  /** Asks the runner, through its next heartbeat's answer, to end the job's command. */
+  cancelJob(
+    sessionId: string,
+    handle: string,
+  ): Promise<SuccessBody<typeof jobRoutes.cancelJob, 202>> {
+    return this.call(
+      "POST",
+      `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}/cancel`,
+    );
+  }
+
   /** One page of job summaries (no outputs) in reservation order; pass `next` back as `after`. */
   listJobs(
     sessionId: string,

@@ -140,7 +140,7 @@ export class HeartbeatLoop {
   /** Synchronous: no heartbeat starts after it returns, and one on the wire is abandoned. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.inFlight?.abort();
     this.inFlight = null;
   }

@@ -50,7 +50,7 @@ export interface RenderedOutput {
 export type Utf8Decode = (bytes: Uint8Array) => string;
 
 // Keeps a leading BOM, as Buffer's "utf8" decoding does, so both decoders give the same text.
-const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const textDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const decodeUtf8: Utf8Decode = (bytes) => textDecoder.decode(bytes);
 
 /**
