@@ -1,6 +1,6 @@
 // docs/api.md's third-party runner (docs/examples/third-party-runner.ts), run as written against the
 // real exec-inbox (`wrangler dev`), with a real command.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -68,5 +68,14 @@ describe("the third-party runner of docs/api.md, against wrangler dev", () => {
       output: "waiting",
       ended_by: "kill_request",
     });
+  });
+
+  it("docs/api.md shows the example exactly as this test runs it", () => {
+    const doc = readFileSync("docs/api.md", "utf8");
+    const marker = "<!-- example: docs/examples/third-party-runner.ts -->\n```ts\n";
+    const start = doc.indexOf(marker);
+    expect(start).toBeGreaterThan(0);
+    const shown = doc.slice(start + marker.length, doc.indexOf("```", start + marker.length));
+    expect(shown).toBe(readFileSync("docs/examples/third-party-runner.ts", "utf8"));
   });
 });
