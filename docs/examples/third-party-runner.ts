@@ -1,6 +1,6 @@
 // A sandbox provider's own runner for exec-inbox, in a few lines: run the command, heartbeat it with
 // the tail of its output, end it when the agent cancels, and post its result. docs/api.md shows it;
-// test/e2e/third-party-runner.test.ts runs it against `wrangler dev`.
+// test/e2e/heartbeat-runners.test.ts runs it against `wrangler dev`.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { type JobCallback, startJob } from "../../client";

@@ -1,10 +1,11 @@
-// docs/api.md's third-party runner (docs/examples/third-party-runner.ts), run as written against the
-// real exec-inbox (`wrangler dev`), with a real command.
+// Both heartbeating runners against the real exec-inbox (`wrangler dev`) with real commands: the
+// third-party runner of docs/api.md (docs/examples/third-party-runner.ts) and the reference runner.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runJob } from "../../docs/examples/third-party-runner";
+import { Runner } from "../../runner/src/runner";
 import { agentClient, startWranglerDev, type WranglerDev } from "../support/local-stack";
 
 const root = mkdtempSync(join(tmpdir(), "third-party-runner-"));
@@ -28,8 +29,18 @@ async function progressOf(sid: string, handle: string, accept: (tail: string) =>
   }
 }
 
-describe("the third-party runner of docs/api.md, against wrangler dev", () => {
-  it("heartbeats its command's progress onto the job, posts the result, and ends the command when the agent cancels", async () => {
+/** Polls the pull until the job has a result. */
+async function settled(sid: string, handle: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const job = await agentClient(dev.base).getJob(sid, handle);
+    if (job.status !== "running" || Date.now() > deadline) return job;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.concurrent("heartbeating runners against wrangler dev", () => {
+  it("the third-party runner of docs/api.md heartbeats its command's progress onto the job, posts the result, and ends the command when the agent cancels", async () => {
     const inbox = agentClient(dev.base);
     const sid = `third-party-${Date.now()}`;
     await inbox.createSession({ id: sid });
@@ -68,6 +79,36 @@ describe("the third-party runner of docs/api.md, against wrangler dev", () => {
       output: "waiting",
       ended_by: "kill_request",
     });
+  });
+
+  it("the reference runner, armed with the reservation's callback whole, heartbeats its progress onto the job and ends the command when the agent cancels", async () => {
+    const inbox = agentClient(dev.base);
+    const sid = `reference-runner-${Date.now()}`;
+    await inbox.createSession({ id: sid });
+    const runner = new Runner({ stateDir: join(root, "runner"), log: () => {} });
+    const started = await runner.table.execCommand({
+      cmd: "printf working; sleep 60",
+      yield_time_ms: 250,
+    });
+    const handle = started.session_id!;
+    const { callback } = await inbox.reserveJob(sid, {
+      handle,
+      command: "work",
+      heartbeat_timeout_ms: 6000,
+    });
+    const { url, token, ...liveness } = callback;
+    runner.arm(handle, url, token, liveness);
+    expect(await progressOf(sid, handle, (tail) => tail === "working")).toMatchObject({
+      output_bytes_total: 7,
+    });
+    await inbox.cancelJob(sid, handle);
+    expect(await settled(sid, handle)).toMatchObject({
+      status: "killed",
+      output: "working",
+      ended_by: "kill_request",
+      progress: null,
+    });
+    await runner.close(0);
   });
 
   it("docs/api.md shows the example exactly as this test runs it", () => {
