@@ -200,7 +200,12 @@ export class HeartbeatLoop {
       if (reply?.cancel_requested && !this.cancelSeen) {
         this.cancelSeen = true;
         this.say("cancel requested; ending the command");
-        this.options.onCancel();
+        try {
+          this.options.onCancel();
+        } catch (error) {
+          // The caller's to fix; the heartbeats (and the job's deadline) must not die of it.
+          this.say(`ending the command failed: ${error instanceof Error ? error.message : error}`);
+        }
       }
       // Counted from when this one left: the service's deadline counts from when it arrived.
       this.schedule(sentAt + this.periodMs - Date.now());
