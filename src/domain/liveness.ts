@@ -11,8 +11,6 @@ import { deadlineFrom } from "./liveness-time";
 import { own } from "./records";
 import type { Job, JobResult, Progress, Session } from "./state";
 
-/** A deadline checked this long after it passed shows the service could not run it: downtime. */
-export const LATE_CHECK_MS = 1_000;
 /** A silent job's loss that a full inbox refused is tried again this much later. */
 export const FULL_INBOX_RETRY_MS = 60_000;
 /** Overdue jobs one timer round takes; more are taken by the next rounds at once. */
@@ -32,13 +30,11 @@ type RunningJob = Extract<Job, { result: null }>;
 
 /**
  * What a passed deadline means. The runner was last heard at `heard`. If the service has started
- * since (`serviceUpSince`: this isolate's first event), its heartbeats may have met the downtime,
- * and it gets one grace of a whole timeout from now — once per silence, so an object started
- * again and again by its own alarm can never postpone a vanished runner for ever. A start is
- * taken as downtime only with evidence: it came before this check (some request started the
- * service), or the check itself is late (an alarm that could not fire on time). An isolate that
- * merely starts for this very alarm, on time, shows nothing: the service was there all along.
- * Where the evidence is wrong the service errs late, by at most one timeout.
+ * since (`serviceUpSince`: this isolate's first event), its heartbeats may have met the downtime:
+ * the job gets one grace of a whole timeout from now, once per silence. An object closed when
+ * idle keeps its isolate, so its alarm finds no new start and no grace; an isolate that starts
+ * only for the alarm (as the platform may do) gives one grace, never two: a vanished runner is
+ * declared lost at most one timeout late, never postponed for ever.
  */
 export function silenceVerdict(
   job: RunningJob,
@@ -47,9 +43,7 @@ export function silenceVerdict(
 ): "alive" | "grace" | "lost" {
   if (job.deadlineAt === null || job.deadlineAt > now) return "alive";
   const heard = job.lastHeartbeatAt ?? job.reservedAt;
-  const restartedSince = serviceUpSince > heard;
-  const downtimeShows = serviceUpSince < now || now - job.deadlineAt >= LATE_CHECK_MS;
-  return restartedSince && job.graceFor === null && downtimeShows ? "grace" : "lost";
+  return serviceUpSince > heard && job.graceFor === null ? "grace" : "lost";
 }
 
 const withJob = (session: Session, job: Job): Session => ({
