@@ -50,6 +50,7 @@ button.danger,a.danger{color:var(--red)}button.danger.primary{background:var(--r
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 12px;margin:0}dt{color:var(--muted)}dd{margin:0}
 .empty{padding:28px;text-align:center;color:var(--muted);background:var(--card);border:1px dashed var(--line);border-radius:8px}
 .empty strong{display:block;color:var(--ink);margin-bottom:4px}
+.hidden-char{background:#fde68a;color:#7c2d12;border-radius:3px;padding:0 2px;font:11px ui-monospace,monospace}
 pre{background:#0f1720;color:#e6edf3;padding:12px;border-radius:8px;overflow:auto;max-height:70vh;white-space:pre-wrap}
 #live-status{font-size:12px;color:#cfd8e3}
 `;
