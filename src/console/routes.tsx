@@ -66,6 +66,7 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
     }
     await clearAttempts(db, client);
     // A new id at every sign-in: a session id (or form token) seen before cannot be carried over.
+    if (c.var.consoleSession !== "") await endSession(db, c.var.consoleSession);
     const sessionId = newSessionId();
     await createSession(db, sessionId, await sha256Hex(token), now);
     setSessionCookie(c, sessionId);

@@ -65,6 +65,17 @@ describe("console sessions", () => {
     expect((await call("GET", `/v1/sessions/${sid}`)).status).toBe(200);
   });
 
+  it("signing in again from a signed-in browser ends the earlier session", async () => {
+    const first = await signedInCookie();
+    const again = await postForm("/console/sign-in", { token: OPERATOR_TOKEN }, { cookie: first });
+    expect(again.status).toBe(303);
+    const second = cookieOf(again);
+    expect(second).not.toBe(first);
+    expect([(await signedInPage(first)).status, (await signedInPage(second)).status]).toEqual([
+      401, 200,
+    ]);
+  });
+
   it("the cookie is an opaque id, not the operator token, and opens no /v1/ops route", async () => {
     const cookie = await signedInCookie();
     const value = cookie.split("=")[1] ?? "";
