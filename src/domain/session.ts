@@ -101,6 +101,14 @@ export function registerRun(
       `resume ${cmd.resumeId} is not this session's resume: ${held}`,
     );
   }
+  // A resume a run already took was answered: registering for it again (a replayed webhook, a
+  // finished run-<resume id>) would repeat a finished run and flood the audit trail.
+  if (cmd.resumeId !== null && session.resume?.state === "completed") {
+    return fail(
+      "invalid_transition",
+      `resume ${cmd.resumeId} was already taken by a run; a finished run does not register again`,
+    );
+  }
   // Registering a run takes the pending resume: it is never delivered again. A failed one is
   // taken too: the host is back and sees the inbox, so nothing is left for an operator to redeliver.
   const taken = session.resume !== null && takenByRun(session.resume);

@@ -6,6 +6,7 @@ import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { tokenKind } from "../auth/token-kind";
 import { consoleRoutes } from "../console/routes";
+import { consoleHeaders } from "../console/security-headers";
 import { readConfig } from "../domain/config";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
@@ -22,6 +23,9 @@ import { sessionRoutes } from "./sessions";
 
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: problemHook });
+
+  // First, so every answer under /console, whoever makes it, carries the console's headers.
+  app.use("*", consoleHeaders);
 
   // Every route refuses a declared oversized body before anything parses it.
   app.use("*", async (c, next) => {
