@@ -2,10 +2,17 @@
 // write stdin, kill, and keep an exited process readable until it is pruned. Reporting exits to
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { constants, tmpdir } from "node:os";
+import { join } from "node:path";
 import { outputBudget } from "../../shared/output-budget";
+import { probeBwrap } from "./bwrap";
+import type { CommandCgroup } from "./cgroup";
 import { childEnvironment } from "./child-env";
+import { type LaunchPlan, launch } from "./launch";
+import { type LimitHit, limitPassed, watchLimits } from "./limit-watch";
 import { OutputBuffer } from "./output-buffer";
-import { endSession, spawnInGroup } from "./process-group";
+import { endSession } from "./process-group";
+import { DEFAULT_LIMITS } from "./sandbox-settings";
 
 export const MAX_LIVE_PROCESSES = 64;
 const DEFAULT_YIELD_MS = 10_000;
@@ -30,6 +37,8 @@ interface ToolAnswer {
   readonly wall_time_ms: number;
   readonly output_bytes_total: number;
   readonly output_bytes_dropped: number;
+  /** Only when a limit ended the command: which one, as the completion says it. */
+  readonly ended_by?: LimitHit;
 }
 
 export interface ManagedProcess {
@@ -46,6 +55,9 @@ export interface ManagedProcess {
   readonly child: ChildProcessWithoutNullStreams | null;
   readonly exited: Promise<Exit>;
   unread: OutputBuffer;
+  /** The first limit the command passed; the runner ended it for that. */
+  limitHit: LimitHit | null;
+  readonly cgroup: CommandCgroup | null;
 }
 
 export class TooManyProcesses extends Error {}
@@ -58,6 +70,27 @@ interface ProcessTableOptions {
   /** The commands' whole environment (default: the allow-list of child-env.ts). */
   readonly env?: Record<string, string>;
   readonly killGraceMs?: number;
+  /** Sandbox, limits and cgroups (default: bwrap where it works, default limits, no cgroups). */
+  readonly launch?: Omit<LaunchPlan, "env">;
+}
+
+/** Signal numbers to names, for bwrap's exit status 128 + N. */
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
+
+/** An embedded table (tests, scripts): the sandbox where it works, a throwaway work root. */
+function defaultPlan(): Omit<LaunchPlan, "env"> {
+  const workRoot = join(tmpdir(), `exec-inbox-runner-work-${process.pid}`);
+  return {
+    sandbox: {
+      mode: probeBwrap().works ? "bwrap" : "none",
+      network: "none",
+      workRoot,
+      limits: DEFAULT_LIMITS,
+      warning: null,
+    },
+    cgroups: { memory: null, pids: null },
+    stateDir: workRoot,
+  };
 }
 
 const exitCodeOf = (exit: Exit): number | null => (exit.kind === "exited" ? exit.exitCode : null);
@@ -68,6 +101,7 @@ export class ProcessTable {
   private readonly nextId: () => string;
   private readonly env: Record<string, string>;
   private readonly killGraceMs: number;
+  private readonly plan: LaunchPlan;
   private closed = false;
 
   constructor(options: ProcessTableOptions = {}) {
@@ -75,6 +109,11 @@ export class ProcessTable {
     this.nextId = options.nextId ?? (() => String(++counter));
     this.env = options.env ?? childEnvironment(process.env);
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.plan = { ...(options.launch ?? defaultPlan()), env: this.env };
+  }
+
+  get sandboxed(): boolean {
+    return this.plan.sandbox.mode === "bwrap";
   }
 
   onExit(listener: (process: ManagedProcess) => void): void {
@@ -105,13 +144,29 @@ export class ProcessTable {
     if (this.processes.get(sessionId)?.exit !== null) this.processes.delete(sessionId);
   }
 
-  start(command: string, workdir: string | undefined): ManagedProcess {
+  start(
+    command: string,
+    request: { workspace?: string | undefined; workdir?: string | undefined } = {},
+  ): ManagedProcess {
     if (this.closed) throw new ShuttingDown("the runner is shutting down");
     if (this.liveCount >= MAX_LIVE_PROCESSES) {
       throw new TooManyProcesses(`at most ${MAX_LIVE_PROCESSES} processes may run at once`);
     }
     const sessionId = this.nextId();
-    const child = spawnInGroup(command, workdir, this.env);
+    const { child, cgroup, workspace } = launch(this.plan, sessionId, command, request);
+    const limits = this.plan.sandbox.limits;
+    const watched = {
+      startedAt: Date.now(),
+      cgroup,
+      workspace,
+      outputBytes: () => managed.full.totalBytes,
+    };
+    const limitReached = (hit: LimitHit) => {
+      if (managed.exit !== null || managed.limitHit !== null || managed.killRequested) return;
+      managed.limitHit = hit;
+      void this.end(managed);
+    };
+    const stopWatching = watchLimits(watched, limits, limitReached);
     const managed: ManagedProcess = {
       sessionId,
       command,
@@ -123,11 +178,14 @@ export class ProcessTable {
       exitReported: false,
       killRequested: false,
       finalAnswer: null,
+      limitHit: null,
+      cgroup,
       child,
       exited: new Promise<Exit>((resolve) => {
         const collect = (chunk: Buffer) => {
           managed.full.append(chunk);
           managed.unread.append(chunk);
+          if (managed.full.totalBytes > limits.outputBytes) limitReached("output_limit");
         };
         child.stdout.on("data", collect);
         child.stderr.on("data", collect);
@@ -136,14 +194,19 @@ export class ProcessTable {
         });
         child.once("error", (error) => resolve({ kind: "spawn_failed", message: error.message }));
         // `close` (not `exit`) waits for stdout/stderr to drain, so no output is lost.
-        child.once("close", (code, signal) =>
-          resolve(
-            signal === null
-              ? { kind: "exited", exitCode: code ?? 0 }
-              : { kind: "signaled", signal },
-          ),
-        );
+        child.once("close", (code, signal) => resolve(this.exitOf(code, signal)));
       }).then((exit) => {
+        stopWatching();
+        // A limit that ended the command by itself (the OOM killer, RLIMIT_FSIZE) is seen only now.
+        if (managed.limitHit === null && !managed.killRequested) {
+          managed.limitHit = limitPassed(
+            watched,
+            { ...limits, wallMs: Infinity },
+            Date.now(),
+            true,
+          );
+        }
+        this.dropCgroup(cgroup);
         managed.exit = exit;
         managed.endedAt = Date.now();
         for (const listener of this.exitListeners) listener(managed);
@@ -152,6 +215,20 @@ export class ProcessTable {
     };
     this.processes.set(sessionId, managed);
     return managed;
+  }
+
+  /** bwrap exits 128 + N for a command ended by signal N, as a shell reports a child's death. */
+  private exitOf(code: number | null, signal: NodeJS.Signals | null): Exit {
+    if (signal !== null) return { kind: "signaled", signal };
+    const exitCode = code ?? 0;
+    const name = this.sandboxed && exitCode > 128 ? SIGNAL_NAMES.get(exitCode - 128) : undefined;
+    return name === undefined ? { kind: "exited", exitCode } : { kind: "signaled", signal: name };
+  }
+
+  /** A group still holding a process (a straggler being killed) is retried once it is gone. */
+  private dropCgroup(cgroup: CommandCgroup, attempt = 0): void {
+    if (cgroup.remove() || attempt >= 20) return;
+    setTimeout(() => this.dropCgroup(cgroup, attempt + 1), 250).unref();
   }
 
   private async waitUpTo(process: ManagedProcess, ms: number): Promise<void> {
@@ -183,20 +260,22 @@ export class ProcessTable {
     process.exitReported = true;
     process.finalAnswer = {
       session_id: process.sessionId,
-      exit_code: exitCodeOf(process.exit),
+      exit_code: process.limitHit === null ? exitCodeOf(process.exit) : null,
       ...base,
+      ...(process.limitHit === null ? {} : { ended_by: process.limitHit }),
     };
     return process.finalAnswer;
   }
 
   async execCommand(input: {
     cmd: string;
+    workspace?: string;
     workdir?: string;
     yield_time_ms?: number;
     max_output_tokens?: number;
   }): Promise<ToolAnswer> {
     const startedAt = Date.now();
-    const process = this.start(input.cmd, input.workdir);
+    const process = this.start(input.cmd, input);
     await this.waitUpTo(process, clampYield(input.yield_time_ms));
     const answer = this.answer(process, startedAt, input.max_output_tokens);
     if (process.exit === null) return answer;
@@ -252,6 +331,6 @@ export class ProcessTable {
 
   private end(process: ManagedProcess): Promise<void> {
     if (process.child === null) return Promise.resolve();
-    return endSession(process.child, process.exited, this.killGraceMs);
+    return endSession(process.child, process.exited, this.killGraceMs, this.sandboxed);
   }
 }

@@ -4,6 +4,7 @@ import { type SendOutcome, sendCompletion } from "./callback-sender";
 import { childEnvironment } from "./child-env";
 import { type CompletionBody, completionFor, lostCompletion } from "./completion";
 import { Journal, type PendingCallback } from "./journal";
+import type { LaunchPlan } from "./launch";
 import { type ManagedProcess, ProcessTable } from "./process-table";
 
 interface RunnerOptions {
@@ -17,6 +18,8 @@ interface RunnerOptions {
   /** An exited process is forgotten this long after nothing is owed for it (default 1 h). */
   readonly retentionMs?: number;
   readonly callbackGiveUpMs?: number;
+  /** Sandbox, limits and cgroups of every command (default: the process table's). */
+  readonly launch?: Omit<LaunchPlan, "env">;
 }
 
 interface Armed {
@@ -44,6 +47,7 @@ export class Runner {
       nextId: () => this.journal.nextSessionId(),
       env: options.childEnv ?? childEnvironment(process.env),
       killGraceMs: options.killGraceMs,
+      launch: options.launch,
     });
     this.table.onExit((process) => this.processEnded(process));
     this.retentionMs = options.retentionMs ?? 3_600_000;

@@ -1,0 +1,86 @@
+// Starts one command: its cgroups and rlimits first, then bubblewrap (or bash alone with
+// RUNNER_SANDBOX=none), as the leader of a new session. Watching limits is limit-watch.ts's.
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync } from "node:fs";
+import { bwrapArgs } from "./bwrap";
+import { type CgroupRoots, CommandCgroup } from "./cgroup";
+import { spawnInGroup } from "./process-group";
+import type { SandboxSettings } from "./sandbox-settings";
+import { placeCommand } from "./workspaces";
+
+export interface LaunchPlan {
+  readonly sandbox: SandboxSettings;
+  readonly cgroups: CgroupRoots;
+  readonly env: Record<string, string>;
+  /** Hidden from every sandboxed command: the runner's state directory. */
+  readonly stateDir: string;
+}
+
+export interface Launched {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly cgroup: CommandCgroup;
+  /** Null only for an unsandboxed command that named no workspace (today's behaviour). */
+  readonly workspace: string | null;
+}
+
+/**
+ * dash joins each cgroup.procs given before `--`, caps file size (512-byte blocks) and, where no
+ * memory cgroup exists, address space (KiB), then execs the rest. Joining before exec is what puts
+ * every later fork in the group: writing the pid from the runner after spawn would race them.
+ */
+const JOIN_AND_EXEC = `for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; shift; ulimit -f "$FSIZE_BLOCKS" || exit 125; [ -z "$AS_KIB" ] || ulimit -v "$AS_KIB" || exit 125; unset FSIZE_BLOCKS AS_KIB; exec "$@"`;
+
+const BASH = ["/bin/bash", "--norc", "--noprofile", "-c"];
+
+export function launch(
+  plan: LaunchPlan,
+  name: string,
+  command: string,
+  request: { workspace?: string | undefined; workdir?: string | undefined },
+): Launched {
+  const { sandbox, cgroups } = plan;
+  const sandboxed = sandbox.mode === "bwrap";
+  const placed =
+    sandboxed || request.workspace !== undefined
+      ? placeCommand(sandbox.workRoot, request.workspace, request.workdir)
+      : null;
+  const cgroup = new CommandCgroup(cgroups, name, sandbox.limits);
+  const inner =
+    sandboxed && placed !== null
+      ? [
+          "bwrap",
+          ...bwrapArgs({
+            network: sandbox.network,
+            workspace: placed.workspace,
+            cwd: placed.cwd,
+            // Parents first: a tmpfs over a parent would cover one mounted on its child.
+            hidden: [
+              plan.stateDir,
+              sandbox.workRoot,
+              ...(sandbox.network === "none" ? ["/run"] : []),
+            ]
+              .filter((dir) => existsSync(dir))
+              .sort((a, b) => a.length - b.length),
+            tmpBytes: sandbox.limits.diskBytes,
+          }),
+        ]
+      : [];
+  const argv = [
+    "/bin/sh",
+    "-c",
+    JOIN_AND_EXEC,
+    "sh",
+    ...cgroup.procsFiles,
+    "--",
+    ...inner,
+    ...BASH,
+    command,
+  ];
+  const limits = {
+    FSIZE_BLOCKS: String(Math.ceil(sandbox.limits.diskBytes / 512)),
+    AS_KIB: cgroup.memoryDir === null ? String(Math.ceil(sandbox.limits.memoryBytes / 1024)) : "",
+  };
+  const cwd = sandboxed ? placed?.workspace : (placed?.cwd ?? request.workdir);
+  const child = spawnInGroup(argv, cwd, { ...plan.env, ...limits });
+  return { child, cgroup, workspace: placed?.workspace ?? null };
+}
