@@ -286,6 +286,44 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE session_v6 RENAME TO session;
     `,
   },
+  {
+    id: 7,
+    description:
+      "jobs.ended_by also takes the runner's limits (memory_limit, pids_limit, output_limit, disk_limit): the sandboxed runner reports which one ended a command",
+    // The same table as migration 6 with a wider CHECK; SQLite changes a CHECK only by a rebuild.
+    sql: `
+      CREATE TABLE jobs_v7 (
+        seq INTEGER PRIMARY KEY,
+        handle TEXT NOT NULL UNIQUE,
+        command TEXT NOT NULL,
+        lifetime TEXT NOT NULL,
+        reserved_at INTEGER NOT NULL,
+        callback_token TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'killed', 'lost')),
+        exit_code INTEGER,
+        output_truncated INTEGER CHECK (output_truncated IN (0, 1)),
+        output_bytes_total INTEGER,
+        ended_by TEXT CHECK (ended_by IN ('process', 'runner_timeout', 'runner_shutdown', 'kill_request', 'operator',
+          'memory_limit', 'pids_limit', 'output_limit', 'disk_limit')),
+        completed_at INTEGER,
+        generation INTEGER,
+        output TEXT,
+        CHECK (IFNULL(CASE WHEN status = 'running'
+          THEN exit_code IS NULL AND output_truncated IS NULL AND output_bytes_total IS NULL
+            AND ended_by IS NULL AND completed_at IS NULL AND generation IS NULL AND output IS NULL
+          ELSE completed_at IS NOT NULL AND output_truncated IS NOT NULL
+            AND output_bytes_total IS NOT NULL AND output IS NOT NULL END, 0))
+      );
+      INSERT INTO jobs_v7 (seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+        output_truncated, output_bytes_total, ended_by, completed_at, generation, output)
+        SELECT seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+          output_truncated, output_bytes_total, ended_by, completed_at, generation, output
+        FROM jobs;
+      DROP TABLE jobs;
+      ALTER TABLE jobs_v7 RENAME TO jobs;
+      CREATE INDEX jobs_by_completion ON jobs (completed_at) WHERE completed_at IS NOT NULL;
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */
