@@ -162,3 +162,9 @@ export function removeRoots(roots: CgroupRoots): void {
     }
   }
 }
+
+/** A group still holding a process (a straggler being killed) is retried until it is gone. */
+export function removeWhenEmpty(cgroup: CommandCgroup, attempt = 0): void {
+  if (cgroup.remove() || attempt >= 20) return;
+  setTimeout(() => removeWhenEmpty(cgroup, attempt + 1), 250).unref();
+}

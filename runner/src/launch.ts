@@ -2,10 +2,12 @@
 // RUNNER_SANDBOX=none), as the leader of a new session. Watching limits is limit-watch.ts's.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
-import { bwrapArgs } from "./bwrap";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BwrapProbe, bwrapArgs, probeBwrap } from "./bwrap";
 import { type CgroupRoots, CommandCgroup } from "./cgroup";
 import { spawnInGroup } from "./process-group";
-import type { SandboxSettings } from "./sandbox-settings";
+import { DEFAULT_LIMITS, type SandboxSettings } from "./sandbox-settings";
 import { placeCommand } from "./workspaces";
 
 export interface LaunchPlan {
@@ -31,6 +33,28 @@ export interface Launched {
 const JOIN_AND_EXEC = `for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; shift; ulimit -f "$FSIZE_BLOCKS" || exit 125; [ -z "$AS_KIB" ] || ulimit -v "$AS_KIB" || exit 125; unset FSIZE_BLOCKS AS_KIB; exec "$@"`;
 
 const BASH = ["/bin/bash", "--norc", "--noprofile", "-c"];
+
+let probed: BwrapProbe | undefined;
+
+/**
+ * For a runner embedded in a script or test (main.ts reads the settings instead): the sandbox
+ * where it works, default limits, no cgroups, workspaces in a throwaway root, `stateDir` hidden.
+ */
+export function embeddedPlan(stateDir?: string): Omit<LaunchPlan, "env"> {
+  probed ??= probeBwrap();
+  const workRoot = join(tmpdir(), `exec-inbox-runner-work-${process.pid}`);
+  return {
+    sandbox: {
+      mode: probed.works ? "bwrap" : "none",
+      network: "none",
+      workRoot,
+      limits: DEFAULT_LIMITS,
+      warning: null,
+    },
+    cgroups: { memory: null, pids: null },
+    stateDir: stateDir ?? workRoot,
+  };
+}
 
 export function launch(
   plan: LaunchPlan,

@@ -2,17 +2,14 @@
 // write stdin, kill, and keep an exited process readable until it is pruned. Reporting exits to
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
-import { constants, tmpdir } from "node:os";
-import { join } from "node:path";
 import { outputBudget } from "../../shared/output-budget";
-import { probeBwrap } from "./bwrap";
-import type { CommandCgroup } from "./cgroup";
+import { type CommandCgroup, removeWhenEmpty } from "./cgroup";
 import { childEnvironment } from "./child-env";
-import { type LaunchPlan, launch } from "./launch";
+import { type Exit, exitOf } from "./exit-status";
+import { embeddedPlan, type LaunchPlan, launch } from "./launch";
 import { type LimitHit, limitPassed, watchLimits } from "./limit-watch";
 import { OutputBuffer } from "./output-buffer";
 import { endSession } from "./process-group";
-import { DEFAULT_LIMITS } from "./sandbox-settings";
 
 export const MAX_LIVE_PROCESSES = 64;
 const DEFAULT_YIELD_MS = 10_000;
@@ -25,10 +22,7 @@ const FULL_TAIL_BYTES = 96 * 1024;
 export const clampYield = (ms: number | undefined): number =>
   Math.min(MAX_YIELD_MS, Math.max(MIN_YIELD_MS, ms ?? DEFAULT_YIELD_MS));
 
-export type Exit =
-  | { readonly kind: "exited"; readonly exitCode: number }
-  | { readonly kind: "signaled"; readonly signal: string }
-  | { readonly kind: "spawn_failed"; readonly message: string };
+export type { Exit } from "./exit-status";
 
 interface ToolAnswer {
   readonly session_id?: string;
@@ -74,25 +68,6 @@ interface ProcessTableOptions {
   readonly launch?: Omit<LaunchPlan, "env">;
 }
 
-/** Signal numbers to names, for bwrap's exit status 128 + N. */
-const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
-
-/** An embedded table (tests, scripts): the sandbox where it works, a throwaway work root. */
-function defaultPlan(): Omit<LaunchPlan, "env"> {
-  const workRoot = join(tmpdir(), `exec-inbox-runner-work-${process.pid}`);
-  return {
-    sandbox: {
-      mode: probeBwrap().works ? "bwrap" : "none",
-      network: "none",
-      workRoot,
-      limits: DEFAULT_LIMITS,
-      warning: null,
-    },
-    cgroups: { memory: null, pids: null },
-    stateDir: workRoot,
-  };
-}
-
 const exitCodeOf = (exit: Exit): number | null => (exit.kind === "exited" ? exit.exitCode : null);
 
 export class ProcessTable {
@@ -109,7 +84,7 @@ export class ProcessTable {
     this.nextId = options.nextId ?? (() => String(++counter));
     this.env = options.env ?? childEnvironment(process.env);
     this.killGraceMs = options.killGraceMs ?? 2000;
-    this.plan = { ...(options.launch ?? defaultPlan()), env: this.env };
+    this.plan = { ...(options.launch ?? embeddedPlan()), env: this.env };
   }
 
   get sandboxed(): boolean {
@@ -194,7 +169,7 @@ export class ProcessTable {
         });
         child.once("error", (error) => resolve({ kind: "spawn_failed", message: error.message }));
         // `close` (not `exit`) waits for stdout/stderr to drain, so no output is lost.
-        child.once("close", (code, signal) => resolve(this.exitOf(code, signal)));
+        child.once("close", (code, signal) => resolve(exitOf(code, signal, this.sandboxed)));
       }).then((exit) => {
         stopWatching();
         // A limit that ended the command by itself (the OOM killer, RLIMIT_FSIZE) is seen only now.
@@ -206,7 +181,7 @@ export class ProcessTable {
             true,
           );
         }
-        this.dropCgroup(cgroup);
+        removeWhenEmpty(cgroup);
         managed.exit = exit;
         managed.endedAt = Date.now();
         for (const listener of this.exitListeners) listener(managed);
@@ -215,20 +190,6 @@ export class ProcessTable {
     };
     this.processes.set(sessionId, managed);
     return managed;
-  }
-
-  /** bwrap exits 128 + N for a command ended by signal N, as a shell reports a child's death. */
-  private exitOf(code: number | null, signal: NodeJS.Signals | null): Exit {
-    if (signal !== null) return { kind: "signaled", signal };
-    const exitCode = code ?? 0;
-    const name = this.sandboxed && exitCode > 128 ? SIGNAL_NAMES.get(exitCode - 128) : undefined;
-    return name === undefined ? { kind: "exited", exitCode } : { kind: "signaled", signal: name };
-  }
-
-  /** A group still holding a process (a straggler being killed) is retried once it is gone. */
-  private dropCgroup(cgroup: CommandCgroup, attempt = 0): void {
-    if (cgroup.remove() || attempt >= 20) return;
-    setTimeout(() => this.dropCgroup(cgroup, attempt + 1), 250).unref();
   }
 
   private async waitUpTo(process: ManagedProcess, ms: number): Promise<void> {

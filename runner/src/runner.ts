@@ -4,7 +4,7 @@ import { type SendOutcome, sendCompletion } from "./callback-sender";
 import { childEnvironment } from "./child-env";
 import { type CompletionBody, completionFor, lostCompletion } from "./completion";
 import { Journal, type PendingCallback } from "./journal";
-import type { LaunchPlan } from "./launch";
+import { embeddedPlan, type LaunchPlan } from "./launch";
 import { type ManagedProcess, ProcessTable } from "./process-table";
 
 interface RunnerOptions {
@@ -47,7 +47,7 @@ export class Runner {
       nextId: () => this.journal.nextSessionId(),
       env: options.childEnv ?? childEnvironment(process.env),
       killGraceMs: options.killGraceMs,
-      launch: options.launch,
+      launch: options.launch ?? embeddedPlan(options.stateDir),
     });
     this.table.onExit((process) => this.processEnded(process));
     this.retentionMs = options.retentionMs ?? 3_600_000;
