@@ -22,7 +22,8 @@ if (!process.env.RUNNER_STATE_DIR && existsSync(".runner-state/callbacks.jsonl")
 }
 const { sandbox } = settings;
 if (sandbox.warning !== null) console.error(`[runner] WARNING: ${sandbox.warning}`);
-const cgroups = cgroupRoots();
+// Joining a v1 cgroup costs a command an RCU grace period (~10–15 ms here, docs/benchmarks.md).
+const cgroups = process.env.RUNNER_CGROUPS === "off" ? { memory: null, pids: null } : cgroupRoots();
 const held = [cgroups.memory && "memory", cgroups.pids && "pids"].filter(Boolean).join(" and ");
 console.log(
   `[runner] sandbox ${sandbox.mode}${sandbox.mode === "bwrap" ? ` (network ${sandbox.network})` : ""}; workspaces in ${sandbox.workRoot}; cgroup limits: ${held || "none (memory falls back to RLIMIT_AS, no pids limit)"}`,
