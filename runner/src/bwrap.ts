@@ -11,7 +11,7 @@ export interface BwrapPlan {
   readonly cwd: string;
   /** Directories replaced by an empty tmpfs (state dir, the other workspaces, /run). */
   readonly hidden: readonly string[];
-  /** Size cap of the private /tmp, so it cannot be filled past the disk limit. */
+  /** Size cap of the private /tmp and /dev/shm, so neither can be filled past the disk limit. */
   readonly tmpBytes: number;
 }
 
@@ -39,10 +39,15 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   return [
     ...BASE_ARGS,
     ...(plan.network === "host" ? ["--share-net"] : []),
+    // Both tmpfs are RAM: without a memory cgroup only their size caps them.
     "--size",
     String(plan.tmpBytes),
     "--tmpfs",
     "/tmp",
+    "--size",
+    String(plan.tmpBytes),
+    "--tmpfs",
+    "/dev/shm",
     ...plan.hidden.flatMap((dir) => ["--tmpfs", dir]),
     "--bind",
     plan.workspace,

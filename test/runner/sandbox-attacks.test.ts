@@ -183,6 +183,16 @@ describe.concurrent("a hostile command in the sandbox (real runner, bwrap)", () 
     expect(size).toBeLessThanOrEqual(8 * 1024 * 1024);
   });
 
+  it("cannot fill /tmp or /dev/shm, both RAM, past the disk limit", async () => {
+    const answer = await exec(
+      "yes > /tmp/fill; yes > /dev/shm/fill; stat -c %s /tmp/fill /dev/shm/fill",
+      "ram-filler",
+    );
+    const sizes = (answer.output as string).trim().split("\n").slice(-2).map(Number);
+    expect(sizes).toHaveLength(2);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
   it("`yes` to stdout ends the command with ended_by output_limit", async () => {
     const answer = await exec("yes");
     expect(answer).toMatchObject({ exit_code: null, ended_by: "output_limit" });
