@@ -55,15 +55,19 @@ function sweepStale(parent: string): void {
     return;
   }
   for (const name of names) {
-    const dir = join(parent, name);
-    try {
-      for (const child of readdirSync(dir, { withFileTypes: true })) {
-        if (child.isDirectory()) rmdirSync(join(dir, child.name));
-      }
-      rmdirSync(dir);
-    } catch {
-      // In use by a live runner, or a command that outlived its own.
+    removeTree(join(parent, name));
+  }
+}
+
+/** A runner's group and its command groups; rmdir refuses any that still holds a process. */
+function removeTree(dir: string): void {
+  try {
+    for (const child of readdirSync(dir, { withFileTypes: true })) {
+      if (child.isDirectory()) rmdirSync(join(dir, child.name));
     }
+    rmdirSync(dir);
+  } catch {
+    // A command that outlived the runner (or is still ending): left for the next start's sweep.
   }
 }
 
@@ -151,15 +155,10 @@ export class CommandCgroup {
   }
 }
 
-/** At shutdown: the runner's own groups, once every command group under them is gone. */
+/** At shutdown: the runner's own groups and what is left under them, where nothing runs. */
 export function removeRoots(roots: CgroupRoots): void {
   for (const dir of [roots.memory, roots.pids]) {
-    if (dir === null) continue;
-    try {
-      rmdirSync(dir);
-    } catch {
-      // A group of a command that outlived the runner: left for the operator to see.
-    }
+    if (dir !== null) removeTree(dir);
   }
 }
 
