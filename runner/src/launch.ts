@@ -1,7 +1,7 @@
 // Starts one command: its cgroups and rlimits first, then bubblewrap (or bash alone with
 // RUNNER_SANDBOX=none), as the leader of a new session. Watching limits is limit-watch.ts's.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BwrapProbe, bwrapArgs, probeBwrap } from "./bwrap";
@@ -38,18 +38,22 @@ let probed: BwrapProbe | undefined;
 
 /**
  * For a runner embedded in a script or test (main.ts reads the settings instead): the sandbox
- * where it works, default limits, no cgroups, workspaces in a throwaway root, `stateDir` hidden.
+ * where it works, default limits, no cgroups, `stateDir` hidden, and workspaces in a throwaway
+ * root removed when the process exits.
  */
 export function embeddedPlan(stateDir?: string): Omit<LaunchPlan, "env"> {
-  probed ??= probeBwrap();
   const workRoot = join(tmpdir(), `exec-inbox-runner-work-${process.pid}`);
+  if (probed === undefined) {
+    probed = probeBwrap();
+    process.once("exit", () => rmSync(workRoot, { recursive: true, force: true }));
+  }
   return {
     sandbox: {
       mode: probed.works ? "bwrap" : "none",
       network: "none",
       workRoot,
       limits: DEFAULT_LIMITS,
-      warning: null,
+      warning: probed.works ? null : `commands run WITHOUT a sandbox: ${probed.why}`,
     },
     cgroups: { memory: null, pids: null },
     stateDir: stateDir ?? workRoot,

@@ -49,6 +49,9 @@ export class Runner {
       killGraceMs: options.killGraceMs,
       launch: options.launch ?? embeddedPlan(options.stateDir),
     });
+    if (options.launch === undefined && !this.table.sandboxed) {
+      this.log("warning: bwrap does not work here; commands run WITHOUT a sandbox");
+    }
     this.table.onExit((process) => this.processEnded(process));
     this.retentionMs = options.retentionMs ?? 3_600_000;
     const every = Math.min(60_000, Math.max(100, Math.floor(this.retentionMs / 4)));
