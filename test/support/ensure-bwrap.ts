@@ -17,7 +17,12 @@ export function ensureBwrap(log: (line: string) => void = console.log): string {
     const started = Date.now();
     log("runner tests: installing Debian's bubblewrap with apt-get (once per machine)…");
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-    const apt = (...args: string[]) => execFileSync("apt-get", args, { stdio: "inherit", env });
+    // Another apt (the browser tests' Chromium, a machine's own) may hold dpkg's lock: wait for it.
+    const apt = (...args: string[]) =>
+      execFileSync("apt-get", ["-o", "DPkg::Lock::Timeout=120", ...args], {
+        stdio: "inherit",
+        env,
+      });
     apt("update", "-qq");
     apt("install", "-y", "-qq", "--no-install-recommends", "bubblewrap");
     log(`runner tests: bubblewrap installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
