@@ -3,7 +3,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type BwrapProbe, bwrapArgs, probeBwrap } from "./bwrap";
 import { type CgroupRoots, CommandCgroup } from "./cgroup";
 import { spawnInGroup } from "./process-group";
@@ -82,9 +82,10 @@ export function launch(
             workspace: placed.workspace,
             cwd: placed.cwd,
             // Parents first: a tmpfs over a parent would cover one mounted on its child.
+            // Absolute: bwrap reads a relative mount point against its new root, not our cwd.
             hidden: [
-              plan.stateDir,
-              sandbox.workRoot,
+              resolve(plan.stateDir),
+              resolve(sandbox.workRoot),
               ...(sandbox.network === "none" ? ["/run"] : []),
             ]
               .filter((dir) => existsSync(dir))
