@@ -213,7 +213,7 @@ describe.concurrent("a hostile command in the sandbox (real runner, bwrap)", () 
   });
 });
 
-describe("a runner shutdown (real runner, bwrap)", () => {
+describe("a runner that stops (real runner, bwrap)", () => {
   it("leaves no setsid daemon of a command behind", async () => {
     const own = await startRunnerProcess(join(root, "shutdown-state"), {
       env: { RUNNER_WORK_ROOT: workRoot, RUNNER_KILL_GRACE_MS: "300" },
@@ -227,5 +227,20 @@ describe("a runner shutdown (real runner, bwrap)", () => {
     expect((await own.stop("SIGTERM", 10_000)).code).toBe(0);
     expect(hostProcesses("sleep 6004")).toEqual([]);
     expect(hostProcesses("sleep 6005")).toEqual([]);
+  });
+
+  it("leaves nothing of a command behind when the runner itself is SIGKILLed", async () => {
+    const own = await startRunnerProcess(join(root, "sigkill-state"), {
+      env: { RUNNER_WORK_ROOT: workRoot },
+    });
+    await runnerCall(own.base, "/v1/exec_command", {
+      cmd: "setsid sleep 6006 & sleep 6007",
+      yield_time_ms: 500,
+    });
+    expect(hostProcesses("sleep 6006")).toHaveLength(1);
+    // The runner alone: bwrap's --die-with-parent must end the rest.
+    process.kill(own.pid, "SIGKILL");
+    const left = () => [...hostProcesses("sleep 6006"), ...hostProcesses("sleep 6007")];
+    await waitFor(() => (left().length === 0 ? true : undefined), 3000);
   });
 });
