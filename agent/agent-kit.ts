@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { type ExecInboxClient, verifyResume } from "../client";
+import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
 import { isSessionGone, isStaleResume, retrying } from "./retry";
 import { ModelTurnError, runTurns } from "./run-turns";
@@ -14,6 +15,12 @@ export interface AgentKitOptions {
   readonly store: ConversationStore;
   /** The model of one session's agent. */
   readonly model: (sessionId: string) => LanguageModel;
+  /**
+   * The tenant of `inbox`'s agent token (an AGENT_TOKENS entry `tenant:token`; `default` for a
+   * bare token). The signing secret is the deployment's, shared by its tenants: a resume signed for
+   * another tenant is refused.
+   */
+  readonly tenant?: string;
   /** `whsec_…`: exec-inbox's RESUME_SIGNING_SECRET. */
   readonly resumeSigningSecret: string;
   /** Where exec-inbox posts this host's resumes (an origin it allows). */
@@ -191,9 +198,20 @@ export class AgentKit {
    * run the turn in the background (a model turn may outlast exec-inbox's 10 s delivery timeout).
    */
   async handleResume(request: Request): Promise<Response> {
+    // Anyone can reach this route: cap the body while it streams in, and refuse JSON nested past
+    // the limit, before the signature check or the parser walks it.
+    const read = await readBoundedText(request, MAX_RESUME_BODY_BYTES);
+    if (!read.ok) return json(read.status, { error: read.error });
+    const parsed = parseBoundedJson(read.text);
+    if (!parsed.ok) return json(parsed.status, { error: parsed.error });
     let payload: Awaited<ReturnType<typeof verifyResume>>;
     try {
-      payload = await verifyResume(request, this.options.resumeSigningSecret);
+      const body = new Request(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body: read.text,
+      });
+      payload = await verifyResume(body, this.options.resumeSigningSecret);
     } catch {
       return json(401, { error: "invalid webhook signature" });
     }
@@ -208,6 +226,11 @@ export class AgentKit {
         this.deliveries.push({ sessionId, resumeId, reason: payload.reason, outcome });
         this.deliveries.splice(0, this.deliveries.length - KEEP_DELIVERIES);
       };
+      const tenant = this.options.tenant ?? "default";
+      if (payload.tenant !== tenant) {
+        note("unknown");
+        return json(404, { error: `no conversation for this session in tenant ${payload.tenant}` });
+      }
       if (record === undefined || record.lifetime !== payload.lifetime) {
         // Not 2xx: exec-inbox retries, then shows the resume as failed with this status.
         note("unknown");
@@ -215,12 +238,8 @@ export class AgentKit {
       }
       if (record.resumes.includes(resumeId)) {
         note("duplicate");
-        // exec-inbox delivers again only what no run has taken: if no work is stored for it (an
-        // earlier drive gave up), drive `run-<resume id>` again; registering it is idempotent.
-        if (record.pendingResume === null && record.activeRun === null) {
-          await this.options.store.save({ ...record, pendingResume: resumeId });
-        }
-        this.schedule(sessionId);
+        // A duplicate does nothing: its work is stored (pending, or a run the chain or a retry
+        // finishes) or done. A replay of a signed webhook inside its window must not run again.
         return json(200, { duplicate: true });
       }
       note("accepted");

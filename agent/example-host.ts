@@ -4,6 +4,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { ExecInboxClient } from "../client";
 import { AgentKit, type AgentKitOptions } from "./agent-kit";
+import { readBoundedJson } from "./bounded-body";
 import { FileConversationStore } from "./conversation-store";
 import { RunnerClient } from "./runner-client";
 
@@ -24,14 +25,39 @@ export interface ExampleHost {
   close(): Promise<void>;
 }
 
+/** exec-inbox takes messages up to 1 MiB; the host's own bodies are capped the same. */
+const MAX_HOST_BODY_BYTES = 1024 * 1024;
+
+/** A string field of a small JSON body, read capped and streamed, or the answer refusing it. */
+async function stringField(
+  request: Request,
+  field: string,
+): Promise<{ ok: true; value: string } | { ok: false; response: Response }> {
+  const read = await readBoundedJson(request, MAX_HOST_BODY_BYTES);
+  if (!read.ok)
+    return { ok: false, response: Response.json({ error: read.error }, { status: read.status }) };
+  const value =
+    typeof read.value === "object" && read.value !== null
+      ? (read.value as Record<string, unknown>)[field]
+      : undefined;
+  return typeof value === "string"
+    ? { ok: true, value }
+    : {
+        ok: false,
+        response: Response.json({ error: `${field} must be a string` }, { status: 422 }),
+      };
+}
+
 export function exampleHostApp(kit: AgentKit): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ ok: true }));
+  // The kit caps and checks the resume body itself, before its signature.
   app.post("/resume", (c) => kit.handleResume(c.req.raw));
   app.post("/sessions", async (c) => {
-    const { id } = await c.req.json<{ id: string }>();
-    await kit.createSession(id);
-    return c.json({ id }, 201);
+    const id = await stringField(c.req.raw, "id");
+    if (!id.ok) return id.response;
+    await kit.createSession(id.value);
+    return c.json({ id: id.value }, 201);
   });
   app.delete("/sessions/:id", async (c) => {
     await kit.deleteSession(c.req.param("id"));
@@ -42,8 +68,9 @@ export function exampleHostApp(kit: AgentKit): Hono {
     return record === undefined ? c.json({ error: "no such session" }, 404) : c.json(record);
   });
   app.post("/sessions/:id/messages", async (c) => {
-    const { content } = await c.req.json<{ content: string }>();
-    return c.json({ answer: await kit.sendUserMessage(c.req.param("id"), content) });
+    const content = await stringField(c.req.raw, "content");
+    if (!content.ok) return content.response;
+    return c.json({ answer: await kit.sendUserMessage(c.req.param("id"), content.value) });
   });
   app.onError((error, c) => c.json({ error: error.message }, 500));
   return app;

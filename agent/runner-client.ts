@@ -79,7 +79,16 @@ export class RunnerClient {
     return this.post("/v1/write_stdin", input);
   }
 
-  armCallback(handle: string, callback: { url: string; token: string }): Promise<unknown> {
+  /** `callback` is the reservation's, passed whole: its heartbeat fields reach the runner too. */
+  armCallback(
+    handle: string,
+    callback: {
+      url: string;
+      token: string;
+      heartbeat_url?: string | null;
+      heartbeat_timeout_ms?: number | null;
+    },
+  ): Promise<unknown> {
     return this.post(`/v1/processes/${encodeURIComponent(handle)}/callback`, callback);
   }
 

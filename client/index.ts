@@ -11,6 +11,13 @@ import type * as sessionRoutes from "../src/http/routes/sessions";
 import { resumePayloadSchema } from "../src/http/schemas/resume";
 import { Endpoint, type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
 
+export {
+  type CompleteOutcome,
+  type JobCallback,
+  JobHandle,
+  type StartJobOptions,
+  startJob,
+} from "./job-handle";
 export { ExecInboxError, type Fetcher, type Problem } from "./transport";
 
 /** The JSON body a route takes, as a caller writes it (defaults may be left out). */
@@ -119,6 +126,17 @@ export class ExecInboxClient extends Endpoint {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}`);
   }
 
+  /** Asks the runner, through its next heartbeat's answer, to end the job's command. */
+  cancelJob(
+    sessionId: string,
+    handle: string,
+  ): Promise<SuccessBody<typeof jobRoutes.cancelJob, 202>> {
+    return this.call(
+      "POST",
+      `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}/cancel`,
+    );
+  }
+
   /** One page of job summaries (no outputs) in reservation order; pass `next` back as `after`. */
   listJobs(
     sessionId: string,
@@ -148,7 +166,7 @@ export class ExecInboxClient extends Endpoint {
 
 /** The runner's side: report a terminal result to the callback handed out at reservation. */
 export function postCompletion(
-  callback: Callback,
+  callback: Pick<Callback, "url" | "token">,
   input: CompletionInput,
   options: { fetch?: Fetcher } = {},
 ): Promise<CompletionReply> {

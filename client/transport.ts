@@ -48,7 +48,7 @@ export async function request<T>(
 }
 
 /** A proxy or gateway in front of exec-inbox may answer an error without a problem document. */
-function problemOf(status: number, text: string): Problem {
+export function problemOf(status: number, text: string): Problem {
   try {
     const parsed = JSON.parse(text) as Partial<Problem> | null;
     if (parsed?.status === status && typeof parsed.code === "string") return parsed as Problem;

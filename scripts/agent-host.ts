@@ -51,6 +51,8 @@ function model(sessionId: string): LanguageModel {
 const host = await startExampleHost({
   execInboxUrl: env.EXEC_INBOX_URL || "http://127.0.0.1:8787",
   agentToken: env.EXEC_INBOX_TOKEN || AGENT_TOKEN,
+  // The tenant of that token: resumes signed for another tenant are refused.
+  ...(env.EXEC_INBOX_TENANT ? { tenant: env.EXEC_INBOX_TENANT } : {}),
   resumeSigningSecret: env.RESUME_SIGNING_SECRET || devVar("RESUME_SIGNING_SECRET"),
   runnerUrl: env.RUNNER_URL || "http://127.0.0.1:8788",
   runnerToken: env.RUNNER_TOKEN || "dev-runner-token",

@@ -1,7 +1,8 @@
-// Reads a JSON request body once, at the edge: size limit before parsing, media type, syntax, schema.
+// Reads a JSON request body once, at the edge: size before parsing, media type, syntax, depth, schema.
 // What the handler does with the parsed value is left to it.
 import type { Context } from "hono";
 import type { z } from "zod";
+import { depthDetail, depthExceededAt } from "./json-depth";
 import { problem } from "./problem";
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -115,8 +116,8 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): Parsed
 }
 
 /**
- * Reads the JSON body at the edge: size, media type, charset, UTF-8 and syntax, each with its own
- * problem. With `optional`, an empty body (any or no content type) stands for `{}`.
+ * Reads the JSON body at the edge: size, media type, charset, UTF-8, syntax and depth, each with
+ * its own problem. With `optional`, an empty body (any or no content type) stands for `{}`.
  */
 export async function readJson(
   c: Context,
@@ -151,11 +152,18 @@ export async function readJson(
   } catch {
     return { ok: false, response: problem("invalid_request", "request body is not valid UTF-8") };
   }
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (error) {
     return { ok: false, response: problem("invalid_request", syntaxDetail(error, text)) };
   }
+  // JSON.parse does not recurse, but the schema check and every later copy do.
+  const tooDeep = depthExceededAt(text);
+  if (tooDeep !== null) {
+    return { ok: false, response: problem("invalid_request", depthDetail(tooDeep)) };
+  }
+  return { ok: true, value };
 }
 
 /** Parses and validates the JSON body (see `readJson`; an empty optional body gets the defaults). */

@@ -58,3 +58,34 @@ export const completionBody = z
       issues.addIssue({ code: "custom", path: ["output_bytes_total"], message: problem });
     }
   });
+
+/** Liveness (contract §9): the timeout a reservation may ask for, and what a heartbeat carries. */
+export const HEARTBEAT_TIMEOUT_MIN_MS = 5_000;
+export const HEARTBEAT_TIMEOUT_MAX_MS = 86_400_000;
+export const MAX_OUTPUT_TAIL_BYTES = 16 * 1024;
+
+export const heartbeatTimeoutMs = z
+  .int()
+  .min(HEARTBEAT_TIMEOUT_MIN_MS)
+  .max(HEARTBEAT_TIMEOUT_MAX_MS);
+
+/** A heartbeat's body: optional progress. An empty body (or none) is a bare heartbeat. */
+export const heartbeatBody = z.strictObject({
+  output_tail: z
+    .string()
+    .refine((tail) => new TextEncoder().encode(tail).byteLength <= MAX_OUTPUT_TAIL_BYTES, {
+      message: "output_tail is longer than 16 KiB of UTF-8",
+    })
+    .optional(),
+  output_bytes_total: z.int().min(0).optional(),
+});
+
+/** What a heartbeat is answered: the runner ends the command when `cancel_requested`. */
+export const heartbeatReply = z.strictObject({
+  status: z.literal("running"),
+  cancel_requested: z.boolean(),
+  heartbeat_timeout_ms: z.int().nullable(),
+});
+
+/** ended_by values only the service sets: an operator's mark, a runner that stopped heartbeating. */
+export const SERVICE_ENDED_BY = ["operator", "heartbeat_timeout"] as const;

@@ -50,7 +50,7 @@ export interface RenderedOutput {
 export type Utf8Decode = (bytes: Uint8Array) => string;
 
 // Keeps a leading BOM, as Buffer's "utf8" decoding does, so both decoders give the same text.
-const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const textDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const decodeUtf8: Utf8Decode = (bytes) => textDecoder.decode(bytes);
 
 /**
@@ -90,4 +90,12 @@ export function capText(text: string, maxBytes: number): RenderedOutput {
   const rest = bytes.subarray(headEnd);
   const tail = rest.subarray(Math.max(0, rest.byteLength - maxBytes));
   return renderHeadTail(bytes.subarray(0, headEnd), tail, bytes.byteLength, maxBytes);
+}
+
+/** The last at most `maxBytes` of `bytes`, starting and ending on whole UTF-8 characters. */
+export function utf8Tail(bytes: Uint8Array, maxBytes: number): Uint8Array {
+  const start = boundaryAfter(bytes, bytes.byteLength - maxBytes);
+  // A character the command has only half written yet is left for the next heartbeat.
+  const end = boundaryBefore(bytes, bytes.byteLength);
+  return bytes.subarray(start, Math.max(start, end));
 }

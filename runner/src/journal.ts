@@ -18,7 +18,17 @@ import type { CompletionBody } from "./completion";
 /** Persisted shape (one JSON object per line); evolve by adding types or optional fields. */
 type JournalRecord =
   | { type: "ids"; through: number; at: number }
-  | { type: "armed"; session_id: string; url: string; token: string; command: string; at: number }
+  | {
+      type: "armed";
+      session_id: string;
+      url: string;
+      token: string;
+      command: string;
+      at: number;
+      /** What the arm said about liveness (absent in older journals and older arms). */
+      heartbeat_url?: string | null;
+      heartbeat_timeout_ms?: number | null;
+    }
   | { type: "result"; session_id: string; body: CompletionBody; at: number }
   | {
       type: "done";
@@ -36,6 +46,8 @@ export interface PendingCallback {
   readonly body: CompletionBody | null;
   /** When the result was recorded (else armed): the give-up window counts from here. */
   readonly since: number;
+  readonly heartbeat_url?: string | null;
+  readonly heartbeat_timeout_ms?: number | null;
 }
 
 /** Ids are reserved in blocks: one fsync per block, and a crash can only skip ids, never reuse one. */
@@ -121,6 +133,8 @@ export class Journal {
           command: record.command,
           body: null,
           since: record.at,
+          heartbeat_url: record.heartbeat_url,
+          heartbeat_timeout_ms: record.heartbeat_timeout_ms,
         });
         return;
       case "result": {
@@ -143,8 +157,16 @@ export class Journal {
   private compact(): void {
     const lines: JournalRecord[] = [{ type: "ids", through: this.reservedThrough, at: Date.now() }];
     for (const pending of this.pendingById.values()) {
-      const { sessionId, url, token, command, body, since } = pending;
-      lines.push({ type: "armed", session_id: sessionId, url, token, command, at: since });
+      const { sessionId, url, token, command, body, since, ...liveness } = pending;
+      lines.push({
+        type: "armed",
+        session_id: sessionId,
+        url,
+        token,
+        command,
+        at: since,
+        ...liveness,
+      });
       if (body !== null) lines.push({ type: "result", session_id: sessionId, body, at: since });
     }
     const next = `${this.file}.next`;

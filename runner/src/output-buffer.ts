@@ -43,6 +43,20 @@ export class OutputBuffer {
     return this.total;
   }
 
+  /** The last `count` bytes kept (a heartbeat's progress), read from the end without a copy of all. */
+  lastBytes(count: number): Buffer {
+    const picked: Buffer[] = [];
+    let need = count;
+    for (const chunks of [this.tail, this.head]) {
+      for (let i = chunks.length - 1; i >= 0 && need > 0; i -= 1) {
+        const chunk = chunks[i] ?? Buffer.alloc(0);
+        picked.unshift(chunk.subarray(Math.max(0, chunk.byteLength - need)));
+        need -= Math.min(need, chunk.byteLength);
+      }
+    }
+    return Buffer.concat(picked);
+  }
+
   /** Renders head + marker + tail within `maxBytes` of kept output (marker not counted). */
   render(maxBytes = this.headLimit + this.tailLimit): RenderedOutput {
     const head = Buffer.concat(this.head);

@@ -3,6 +3,7 @@
 import { type SendOutcome, sendCompletion } from "./callback-sender";
 import { childEnvironment } from "./child-env";
 import { type CompletionBody, completionFor, lostCompletion } from "./completion";
+import { Heartbeats, type Liveness } from "./heartbeats";
 import { Journal, type PendingCallback } from "./journal";
 import { embeddedPlan, type LaunchPlan } from "./launch";
 import { type ManagedProcess, ProcessTable } from "./process-table";
@@ -20,6 +21,8 @@ interface RunnerOptions {
   readonly callbackGiveUpMs?: number;
   /** Sandbox, limits and cgroups of every command (default: the process table's). */
   readonly launch?: Omit<LaunchPlan, "env">;
+  /** First retry of a failed heartbeat (default 1 s). */
+  readonly heartbeatRetryBaseMs?: number;
 }
 
 interface Armed {
@@ -30,6 +33,7 @@ interface Armed {
 export class Runner {
   readonly table: ProcessTable;
   private readonly journal: Journal;
+  private readonly heartbeats: Heartbeats;
   private readonly armed = new Map<string, Armed>();
   private readonly inFlight = new Map<string, Promise<SendOutcome>>();
   /** When each armed process's callback was settled (delivered, refused or abandoned). */
@@ -53,6 +57,15 @@ export class Runner {
       this.log("warning: bwrap does not work here; commands run WITHOUT a sandbox");
     }
     this.table.onExit((process) => this.processEnded(process));
+    this.heartbeats = new Heartbeats({
+      log: this.log,
+      processOf: (sessionId) => (this.table.has(sessionId) ? this.table.get(sessionId) : undefined),
+      // The service asked (contract §9): the same end as the kill route's, so `kill_request`.
+      cancel: (sessionId) => {
+        if (this.table.has(sessionId)) this.table.kill(sessionId);
+      },
+      retryBaseMs: options.heartbeatRetryBaseMs,
+    });
     this.retentionMs = options.retentionMs ?? 3_600_000;
     const every = Math.min(60_000, Math.max(100, Math.floor(this.retentionMs / 4)));
     this.sweeper = setInterval(() => this.prune(Date.now()), every);
@@ -72,8 +85,11 @@ export class Runner {
     }
   }
 
-  /** Arms the completion callback of a process; one that already ended is reported at once. */
-  arm(sessionId: string, url: string, token: string): void {
+  /**
+   * Arms the completion callback of a process and heartbeats it while it runs; one that already
+   * ended is reported at once.
+   */
+  arm(sessionId: string, url: string, token: string, liveness: Liveness = {}): void {
     const process = this.table.get(sessionId);
     if (!this.armed.has(sessionId)) {
       this.journal.append({
@@ -83,8 +99,10 @@ export class Runner {
         token,
         command: process.command,
         at: Date.now(),
+        ...liveness,
       });
       this.armed.set(sessionId, { url, token });
+      if (process.exit === null) this.heartbeats.start(sessionId, url, token, liveness);
     }
     if (process.exit !== null) this.report(process);
   }
@@ -118,6 +136,7 @@ export class Runner {
   }
 
   private report(process: ManagedProcess): void {
+    this.heartbeats.stop(process.sessionId);
     const armed = this.armed.get(process.sessionId);
     if (armed === undefined || this.inFlight.has(process.sessionId)) return;
     const body = this.recordResult(process.sessionId, completionFor(process, this.shuttingDown));
@@ -173,6 +192,7 @@ export class Runner {
     this.shuttingDown = true;
     clearInterval(this.sweeper);
     await this.table.shutdown();
+    this.heartbeats.stopAll();
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs))]);
     this.stopping.abort();

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { bearerToken } from "../../shared/bearer-token";
 import { jsonBody } from "../../shared/body";
+import { heartbeatTimeoutMs } from "../../shared/exec-wire";
 import { problem } from "../../shared/problem";
 import { ShuttingDown, TooManyProcesses, UnknownProcess } from "./process-table";
 import type { Runner } from "./runner";
@@ -36,9 +37,14 @@ const writeStdinBody = z.strictObject({
   max_output_tokens: tokens.optional(),
 });
 
+const callbackUrl = z.url({ protocol: /^https?$/ });
+
+// The reservation's `callback`, passed whole: the liveness fields are optional for older callers.
 const armCallbackBody = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }),
+  url: callbackUrl,
   token: z.string().min(1).max(4096),
+  heartbeat_url: callbackUrl.nullable().optional(),
+  heartbeat_timeout_ms: heartbeatTimeoutMs.nullable().optional(),
 });
 
 const killBody = z.strictObject({ max_output_tokens: tokens.optional() });
@@ -108,7 +114,8 @@ export function runnerApp(runner: Runner, runnerTokens: readonly string[]): Hono
     const body = await jsonBody(c, armCallbackBody);
     if (!body.ok) return body.response;
     try {
-      runner.arm(c.req.param("sessionId"), body.value.url, body.value.token);
+      const { url, token, ...liveness } = body.value;
+      runner.arm(c.req.param("sessionId"), url, token, liveness);
       return c.json({ armed: true }, 202);
     } catch (error) {
       return toolError(error);

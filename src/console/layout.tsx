@@ -50,11 +50,15 @@ button.danger,a.danger{color:var(--red)}button.danger.primary{background:var(--r
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 12px;margin:0}dt{color:var(--muted)}dd{margin:0}
 .empty{padding:28px;text-align:center;color:var(--muted);background:var(--card);border:1px dashed var(--line);border-radius:8px}
 .empty strong{display:block;color:var(--ink);margin-bottom:4px}
+.hidden-char{background:#fde68a;color:#7c2d12;border-radius:3px;padding:0 2px;font:11px ui-monospace,monospace}
 pre{background:#0f1720;color:#e6edf3;padding:12px;border-radius:8px;overflow:auto;max-height:70vh;white-space:pre-wrap}
 #live-status{font-size:12px;color:#cfd8e3}
 `;
 
-/** Relative times tick every second; the live region is fetched again unless paused or hidden. */
+/**
+ * Relative times tick every second; the live region is fetched again unless paused or hidden,
+ * marked as a refresh so that it does not count as the operator's activity (the idle timeout).
+ */
 const SCRIPT = `${RELATIVE_TIME_SOURCE}
 function tick() {
   var now = Date.now();
@@ -71,7 +75,7 @@ setInterval(tick, 1000);
 var refreshMs = Number(document.body.dataset.refreshMs || 0), status = document.getElementById("live-status");
 function refresh() {
   if (document.hidden || document.querySelector("dialog[open]")) return;
-  fetch(location.href, { headers: { accept: "text/html" }, credentials: "same-origin" }).then(function (r) {
+  fetch(location.href, { headers: { accept: "text/html", "x-console-refresh": "1" }, credentials: "same-origin" }).then(function (r) {
     if (r.redirected || r.status === 401) { location.reload(); return; }
     return r.text().then(function (html) {
       var next = new DOMParser().parseFromString(html, "text/html").getElementById("live");

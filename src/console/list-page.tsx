@@ -3,6 +3,7 @@
 import type { FC } from "hono/jsx";
 import { Badge, Dash, Notice, When } from "./layout";
 import { ATTENTION_STATUSES, type IndexEntry, type IndexPage } from "./shapes";
+import { Visible } from "./visible-text";
 
 interface ListFilters {
   readonly status: string | null;
@@ -162,7 +163,11 @@ const SessionTable: FC<{ sessions: readonly IndexEntry[]; now: number }> = ({ se
                 <span class="muted">
                   {entry.resume.attempts} attempt{entry.resume.attempts === 1 ? "" : "s"}
                 </span>
-                {entry.resume.last_error ? <div class="late">{entry.resume.last_error}</div> : null}
+                {entry.resume.last_error ? (
+                  <div class="late">
+                    <Visible text={entry.resume.last_error} />
+                  </div>
+                ) : null}
                 {entry.resume.next_attempt_at ? (
                   <div class="muted">
                     next <When iso={entry.resume.next_attempt_at} now={now} />

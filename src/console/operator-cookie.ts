@@ -1,47 +1,93 @@
-// The console's sign-in: the operator token lives in a session cookie (no expiry, HttpOnly,
-// SameSite=Strict, Path=/console), checked against OPERATOR_TOKENS on every console request.
-// What a signed-out visitor sees is left to the routes.
+// The console's sign-in: an opaque session id in a session cookie (HttpOnly, SameSite=Strict,
+// Path=/console, Secure over HTTPS), looked up server-side on every console request (the rows are
+// console-sessions.ts', the rules domain/console-session.ts'). What a visitor sees is the routes'.
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { isListedToken } from "../auth/agent-token";
+import { judgeSession } from "../domain/console-session";
 import type { AppEnv } from "../http/context";
+import { endSession, findSession, sha256Hex, touchSession } from "./console-sessions";
 
 /**
- * The console's variables on top of the app's: the signed-in token ("" when none), a CSP nonce,
- * and the form token every console form carries ("" when signed out).
+ * The console's variables on top of the app's: the signed-in operator's token ("" when none), the
+ * console session id ("" when none), a CSP nonce, and the form token every console form carries.
  */
 export type ConsoleEnv = {
   Bindings: AppEnv["Bindings"];
-  Variables: AppEnv["Variables"] & { operator: string; nonce: string; formToken: string };
+  Variables: AppEnv["Variables"] & {
+    operator: string;
+    consoleSession: string;
+    nonce: string;
+    formToken: string;
+  };
 };
 export type ConsoleContext = Context<ConsoleEnv>;
 
 const CONSOLE_COOKIE = "exec_inbox_operator";
 const PATH = "/console";
-
-/** The signed-in operator's token, or null when the cookie is missing or no longer listed. */
-export function operatorToken(c: ConsoleContext): string | null {
-  const token = getCookie(c, CONSOLE_COOKIE) ?? null;
-  return token !== null && isOperatorToken(c, token) ? token : null;
-}
+/** The console's own refresh script sends this: a page refreshing itself is not an operator. */
+export const REFRESH_HEADER = "x-console-refresh";
 
 export const isOperatorToken = (c: ConsoleContext, token: string): boolean =>
   token !== "" && isListedToken(token, c.var.config.operatorTokens);
 
-/** A session cookie: no Max-Age or Expires, so closing the browser signs the operator out. */
-export function signIn(c: Context, token: string): void {
-  setCookie(c, CONSOLE_COOKIE, token, {
+/** The cookie's session id, if any (whether it is live is `signedIn`'s question). */
+export const sessionCookie = (c: Context): string | null => getCookie(c, CONSOLE_COOKIE) ?? null;
+
+/**
+ * The signed-in operator's token and session id, or null when the cookie names no live session
+ * (never issued, signed out, idle, past its lifetime) or its token left OPERATOR_TOKENS. An ended
+ * session's row is deleted here, so it can never come back.
+ */
+export async function signedIn(
+  c: ConsoleContext,
+  now: number,
+): Promise<{ token: string; sessionId: string } | null> {
+  const sessionId = sessionCookie(c);
+  const db = c.env.INDEX;
+  if (sessionId === null || sessionId === "" || db === undefined) return null;
+  const row = await findSession(db, sessionId);
+  if (row === null) return null;
+  const verdict = judgeSession(row, now, c.req.header(REFRESH_HEADER) === undefined);
+  if (verdict.state === "ended") {
+    await endSession(db, sessionId);
+    return null;
+  }
+  const token = await listedTokenOf(c, row.operatorHash);
+  if (token === null) {
+    await endSession(db, sessionId);
+    return null;
+  }
+  if (verdict.touch) await touchSession(db, sessionId, now);
+  return { token, sessionId };
+}
+
+/** The OPERATOR_TOKENS entry whose hash the session holds (the table keeps no token). */
+async function listedTokenOf(c: ConsoleContext, operatorHash: string): Promise<string | null> {
+  for (const token of c.var.config.operatorTokens) {
+    if ((await sha256Hex(token)) === operatorHash) return token;
+  }
+  return null;
+}
+
+const secure = (c: Context): boolean => new URL(c.req.url).protocol === "https:";
+
+/** A session cookie: no Max-Age or Expires, so closing the browser drops it too. */
+export function setSessionCookie(c: Context, sessionId: string): void {
+  setCookie(c, CONSOLE_COOKIE, sessionId, {
     path: PATH,
     httpOnly: true,
     sameSite: "Strict",
-    secure: new URL(c.req.url).protocol === "https:",
+    secure: secure(c),
   });
 }
 
-export function signOut(c: Context): void {
+export function clearSessionCookie(c: Context): void {
   deleteCookie(c, CONSOLE_COOKIE, {
     path: PATH,
-    secure: new URL(c.req.url).protocol === "https:",
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: secure(c),
   });
 }
 
@@ -59,14 +105,14 @@ export const FORM_TOKEN_FIELD = "form_token";
 const encoder = new TextEncoder();
 
 /**
- * An HMAC of a fixed label keyed by the cookie's token: only a page that was served the console's
- * HTML knows it, so a page elsewhere on the origin that can post a form but not read the console
- * cannot drive an operator action.
+ * An HMAC of a fixed label keyed by the console session id: only a page served to this sign-in
+ * knows it, so a page elsewhere on the origin that can post a form but not read the console cannot
+ * drive an operator action, and a token captured before sign-out opens nothing after it.
  */
-export async function formToken(operator: string): Promise<string> {
+export async function formToken(sessionId: string): Promise<string> {
   const key = await crypto.subtle.importKey(
     "raw",
-    encoder.encode(operator),
+    encoder.encode(sessionId),
     { name: "HMAC", hash: "SHA-256" },
     false,
     ["sign"],

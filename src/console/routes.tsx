@@ -2,8 +2,18 @@
 // outputs and the confirmed actions. Every read and action goes through the /v1/ops routes.
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
+import { problem } from "../../shared/problem";
+import { signInAllowed, throttleKey } from "../domain/console-session";
 import type { AppEnv } from "../http/context";
 import { ACTIONS, type ActionName, isActionName } from "./actions";
+import {
+  clearAttempts,
+  countAttempt,
+  createSession,
+  endSession,
+  newSessionId,
+  sha256Hex,
+} from "./console-sessions";
 import { Page } from "./layout";
 import { ListPage, listHref, sessionHref } from "./list-page";
 import { operatorCall, segment } from "./operator-api";
@@ -11,13 +21,14 @@ import {
   type ConsoleContext,
   type ConsoleEnv,
   carriesFormToken,
+  clearSessionCookie,
   formToken,
   isOperatorToken,
   isSameOrigin,
-  operatorToken,
-  signIn,
-  signOut,
+  setSessionCookie,
+  signedIn,
 } from "./operator-cookie";
+import { consoleSecurityHeaders } from "./security-headers";
 import { SessionPage } from "./session-page";
 import type { IndexPage, JobView } from "./shapes";
 import { ConfirmPage, JobPage, SignInPage } from "./small-pages";
@@ -35,17 +46,37 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
   app.use("*", guard);
 
   app.post("/sign-in", async (c) => {
+    const db = c.env.INDEX;
+    if (db === undefined) return problem("internal", "the INDEX binding (D1) is not configured");
+    const now = Date.now();
+    const client = throttleKey(c.req.header("cf-connecting-ip") ?? null);
+    // Counted before the token is looked at: a throttled client learns nothing about its guess.
+    const throttle = signInAllowed(await countAttempt(db, client, now), now);
+    if (!throttle.allowed) {
+      const seconds = Math.max(1, Math.ceil(throttle.retryAfterMs / 1000));
+      const body = <SignInPage error={`Too many sign-in attempts. Try again in ${seconds} s.`} />;
+      const page = render(c, 429, "Sign in", body);
+      page.headers.set("retry-after", String(seconds));
+      return page;
+    }
     const form = await c.req.parseBody();
     const token = typeof form.token === "string" ? form.token.trim() : "";
     if (!isOperatorToken(c, token)) {
       return render(c, 401, "Sign in", <SignInPage error="That is not an operator token." />);
     }
-    signIn(c, token);
+    await clearAttempts(db, client);
+    // A new id at every sign-in: a session id (or form token) seen before cannot be carried over.
+    if (c.var.consoleSession !== "") await endSession(db, c.var.consoleSession);
+    const sessionId = newSessionId();
+    await createSession(db, sessionId, await sha256Hex(token), now);
+    setSessionCookie(c, sessionId);
     return c.redirect("/console", 303);
   });
 
-  app.post("/sign-out", (c) => {
-    signOut(c);
+  app.post("/sign-out", async (c) => {
+    const db = c.env.INDEX;
+    if (c.var.consoleSession !== "" && db !== undefined) await endSession(db, c.var.consoleSession);
+    clearSessionCookie(c);
     return c.redirect("/console", 303);
   });
 
@@ -143,9 +174,11 @@ async function guard(c: ConsoleContext, next: () => Promise<void>): Promise<Resp
   if (c.req.method === "POST" && !isSameOrigin(c)) {
     return c.text("Refused: console forms are accepted only from the console's own pages.", 403);
   }
-  const token = operatorToken(c);
+  const session = await signedIn(c, Date.now());
+  const token = session?.token ?? null;
   c.set("operator", token ?? "");
-  c.set("formToken", token === null ? "" : await formToken(token));
+  c.set("consoleSession", session?.sessionId ?? "");
+  c.set("formToken", session === null ? "" : await formToken(session.sessionId));
   if (token === null && c.req.path !== "/console/sign-in" && c.req.path !== "/console/sign-out") {
     // A signed-out visitor gets the form, whatever they asked for; nothing acts without a token.
     return render(c, 401, "Sign in", <SignInPage error={null} />);
@@ -170,21 +203,7 @@ function render(c: ConsoleContext, status: number, title: string, body: Child, l
   );
   const headers = {
     "content-type": "text/html; charset=utf-8",
-    "cache-control": "no-store",
-    // Not no-referrer: under it a browser sends `Origin: null` on POSTs and the origin check fails.
-    "referrer-policy": "same-origin",
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-    "content-security-policy": [
-      "default-src 'none'",
-      `script-src 'nonce-${c.var.nonce}'`,
-      "style-src 'unsafe-inline'",
-      "connect-src 'self'",
-      "img-src 'self'",
-      "form-action 'self'",
-      "frame-ancestors 'none'",
-      "base-uri 'none'",
-    ].join("; "),
+    ...consoleSecurityHeaders(c.var.nonce),
   };
   return new Response(`<!doctype html>${page}`, { status, headers });
 }

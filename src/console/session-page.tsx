@@ -4,6 +4,7 @@ import type { FC } from "hono/jsx";
 import { Badge, Dash, Notice, When } from "./layout";
 import { sessionHref } from "./list-page";
 import type { AuditEvent, JobSummaryView, SessionView } from "./shapes";
+import { Visible } from "./visible-text";
 
 export interface Timeline {
   readonly tenant: string;
@@ -111,7 +112,7 @@ const State: FC<{ view: SessionView; now: number }> = ({ view, now }) => (
           <dd>{view.resume.attempts}</dd>
           <dt>Last error</dt>
           <dd class={view.resume.last_error ? "late" : "muted"}>
-            {view.resume.last_error ?? "none"}
+            {view.resume.last_error ? <Visible text={view.resume.last_error} /> : "none"}
           </dd>
           <dt>Next attempt</dt>
           <dd>
@@ -191,7 +192,9 @@ const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> =
           return (
             <tr data-job={job.handle}>
               <td class="mono">{job.handle}</td>
-              <td class="mono">{job.command}</td>
+              <td class="mono">
+                <Visible text={job.command} />
+              </td>
               <td>
                 <Badge status={job.status} />
                 {job.ended_by ? <div class="muted">by {job.ended_by}</div> : null}
@@ -258,7 +261,9 @@ const Trail: FC<{ events: readonly AuditEvent[]; total: number; now: number }> =
               <td>
                 <b>{event.type.replace("_", " ")}</b>
               </td>
-              <td class={failedAttempt(event) ? "mono late" : "mono"}>{eventDetails(event)}</td>
+              <td class={failedAttempt(event) ? "mono late" : "mono"}>
+                <Visible text={eventDetails(event)} />
+              </td>
             </tr>
           ))}
         </tbody>

@@ -4,6 +4,7 @@ import type { FC } from "hono/jsx";
 import type { ConsoleAction } from "./actions";
 import { Badge, FormToken, Notice, When } from "./layout";
 import type { JobView } from "./shapes";
+import { Visible } from "./visible-text";
 
 export const SignInPage: FC<{ error: string | null }> = ({ error }) => (
   <div class="card" style="max-width:440px;margin:40px auto">
@@ -77,7 +78,9 @@ export const JobPage: FC<{
       <>
         <dl class="card">
           <dt>Command</dt>
-          <dd class="mono">{job.command}</dd>
+          <dd class="mono">
+            <Visible text={job.command} />
+          </dd>
           <dt>Exit code</dt>
           <dd>{job.exit_code ?? "—"}</dd>
           <dt>Ended by</dt>
@@ -100,7 +103,9 @@ export const JobPage: FC<{
         {job.output === "" ? (
           <p class="muted">The job printed nothing.</p>
         ) : (
-          <pre>{job.output}</pre>
+          <pre>
+            <Visible text={job.output} />
+          </pre>
         )}
       </>
     ) : null}

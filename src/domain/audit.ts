@@ -10,7 +10,11 @@ export type AuditEvent =
       readonly disposition: string | null;
       /** The lifetime the callback token named, when it was not this one. */
       readonly token_lifetime?: string;
+      /** Set when the service gave the result itself: `heartbeat_timeout` (the runner fell silent). */
+      readonly ended_by?: "heartbeat_timeout";
     }
+  /** The agent asked the runner to end a job (an operator's is an `operator` event). */
+  | { readonly type: "cancel"; readonly handle: string }
   | {
       readonly type: "delivery";
       readonly resume_id: string;
@@ -35,7 +39,7 @@ export type AuditEvent =
   | { readonly type: "ceiling"; readonly handles: readonly string[] }
   | {
       readonly type: "operator";
-      readonly action: "redeliver" | "expire_wait" | "mark_lost";
+      readonly action: "redeliver" | "expire_wait" | "mark_lost" | "cancel";
       readonly handle?: string;
       readonly resume_id?: string;
     };

@@ -1,5 +1,6 @@
 // Reads the service configuration from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
+import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../../shared/exec-wire";
 import { isAllowlistEntry } from "./resume-url";
 import {
   type AgentToken,
@@ -29,6 +30,8 @@ export interface Config {
   readonly maxOutputBytes: number;
   readonly auditMaxEvents: number;
   readonly auditRetentionMs: number;
+  /** HEARTBEAT_TIMEOUT_MS: the liveness timeout of a reservation that names none (null: none). */
+  readonly heartbeatTimeoutMs: number | null;
 }
 
 const DEFAULTS = {
@@ -57,6 +60,7 @@ type SettingName =
   | "MAX_OUTPUT_BYTES"
   | "AUDIT_MAX_EVENTS"
   | "AUDIT_RETENTION_MS"
+  | "HEARTBEAT_TIMEOUT_MS"
   | "TENANT_SETTINGS";
 
 /** The Worker's `Env` fits as it is: any binding may be missing, and a value is read as unknown. */
@@ -106,6 +110,21 @@ function malformedAllowlist(
   return null;
 }
 
+/** A timeout out of the contract's range would make every reservation a 422: refuse to serve. */
+function heartbeatTimeout(vars: Vars): { value: number | null; problem: string | null } {
+  const raw = text(vars, "HEARTBEAT_TIMEOUT_MS");
+  if (raw === null) return { value: null, problem: null };
+  const value = Number(raw);
+  return Number.isSafeInteger(value) &&
+    value >= HEARTBEAT_TIMEOUT_MIN_MS &&
+    value <= HEARTBEAT_TIMEOUT_MAX_MS
+    ? { value, problem: null }
+    : {
+        value: null,
+        problem: `HEARTBEAT_TIMEOUT_MS is ${raw}: it must be an integer from ${HEARTBEAT_TIMEOUT_MIN_MS} to ${HEARTBEAT_TIMEOUT_MAX_MS}`,
+      };
+}
+
 /** One token in both lists would open agent and operator routes alike: refuse to serve. */
 function sharedToken(agents: readonly AgentToken[], operators: readonly string[]): string | null {
   const agentTokens = new Set(agents.map((agent) => agent.token));
@@ -119,6 +138,7 @@ export function readConfig(vars: Vars): Config {
   const agentTokens = parseAgentTokens(list(vars, "AGENT_TOKENS"));
   const tenants = parseTenantSettings(vars.TENANT_SETTINGS);
   const allowlist = list(vars, "RESUME_URL_ALLOWLIST");
+  const heartbeat = heartbeatTimeout(vars);
   return {
     agentTokens: agentTokens.ok ? agentTokens.tokens : [],
     misconfigured: !agentTokens.ok
@@ -126,7 +146,8 @@ export function readConfig(vars: Vars): Config {
       : !tenants.ok
         ? tenants.reason
         : (sharedToken(agentTokens.tokens, list(vars, "OPERATOR_TOKENS")) ??
-          malformedAllowlist(allowlist, tenants.settings)),
+          malformedAllowlist(allowlist, tenants.settings) ??
+          heartbeat.problem),
     tenants: tenants.ok ? tenants.settings : {},
     operatorTokens: list(vars, "OPERATOR_TOKENS"),
     callbackSecrets: list(vars, "CALLBACK_SECRETS"),
@@ -145,6 +166,7 @@ export function readConfig(vars: Vars): Config {
     maxOutputBytes: positiveInt(vars, "MAX_OUTPUT_BYTES", DEFAULTS.maxOutputBytes),
     auditMaxEvents: positiveInt(vars, "AUDIT_MAX_EVENTS", DEFAULTS.auditMaxEvents),
     auditRetentionMs: positiveInt(vars, "AUDIT_RETENTION_MS", DEFAULTS.auditRetentionMs),
+    heartbeatTimeoutMs: heartbeat.value,
   };
 }
 
@@ -164,3 +186,7 @@ export function resumeTargetsFor(
     resumeUrlAllowlist: own?.resumeUrlAllowlist ?? config.resumeUrlAllowlist,
   };
 }
+
+/** The liveness timeout of a tenant's reservations that name none: its own, else the global one. */
+export const heartbeatTimeoutFor = (config: Config, tenant: string): number | null =>
+  config.tenants[tenant]?.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs;

@@ -14,6 +14,11 @@ export interface Ctx {
    * webhook in flight per session, in the order the wakes happened). Absent means none.
    */
   readonly postOnWire?: boolean;
+  /**
+   * When the service last started taking requests (the isolate's first event): a runner silent
+   * since before it may have been refused by the downtime (liveness.ts). Absent: long ago.
+   */
+  readonly serviceUpSince?: number;
   readonly config: {
     readonly waitCeilingMs: number;
     readonly jobRetentionMs: number;
@@ -62,6 +67,8 @@ export type Write =
       readonly leaseExpiresAt: number;
     }
   | { readonly type: "mark_acked"; readonly ids: readonly string[]; readonly ackedAt: number }
+  /** A running job's liveness moved (a heartbeat, a grace, a cancel request): one row. */
+  | { readonly type: "update_liveness"; readonly job: Extract<Job, { result: null }> }
   /** Retention over every row, loaded or not: jobs and acks at or before `horizon` go. */
   | { readonly type: "purge_before"; readonly horizon: number; readonly now: number };
 
@@ -97,6 +104,17 @@ export interface Needs {
   readonly items?: readonly string[];
   /** The count of items claimable at `now`. */
   readonly pending?: boolean;
+  /** Running jobs whose liveness deadline passed at `now`, at most `max` (loaded into `jobs`). */
+  readonly overdue?: { readonly max: number };
+}
+
+/** What `needs.overdue` found: the overdue handles (loaded), and the next deadline after them. */
+export interface Overdue {
+  readonly handles: readonly string[];
+  /** More were overdue than `max`: the timers run again at once. */
+  readonly more: boolean;
+  /** The earliest deadline of a running job that is not yet overdue. */
+  readonly nextDeadline: number | null;
 }
 
 export interface Loaded {
@@ -106,6 +124,8 @@ export interface Loaded {
   readonly pending: () => number;
   /** The earliest completion, ack or purge time over every row (the retention timer). */
   readonly retainedSince: number | null;
+  /** Overdue jobs; null unless the rule's needs asked for them. */
+  readonly overdue: Overdue | null;
 }
 
 /** One command of a session: the rows it reads, how it decides, and what the audit trail records. */

@@ -3,9 +3,10 @@
 
 import { assertNever } from "./assert-never";
 import type { AuditEvent } from "./audit";
-import type { Ctx, Decision, Effect, Rule, Write } from "./decision";
+import type { Ctx, Decision, Effect, Overdue, Rule, Write } from "./decision";
 import { coreOnly, decided } from "./decision";
 import { claimableChange } from "./inbox";
+import { expireSilent, overdueNeeds, type SilentLoss } from "./liveness";
 import { copyOf } from "./records";
 import { checkResumeUrl } from "./resume-url";
 import type { Core, Resume, Session } from "./state";
@@ -158,34 +159,74 @@ function attemptResume(
  */
 export function tick(
   session: Session,
-  cmd: { resumeId: string; pending: number; retainedSince: number | null },
+  cmd: {
+    resumeId: string;
+    pending: number;
+    retainedSince: number | null;
+    overdue?: Overdue | null;
+  },
   ctx: Ctx,
-): Decision<{ purgeBefore: number | null }> {
-  const ceiling = expireWait(session, cmd.resumeId, ctx.now);
+): Decision<TickValue> {
+  // Silent jobs first: a result that arrives with the ceiling counts for the wait.
+  const silent =
+    cmd.overdue === null || cmd.overdue === undefined
+      ? { session, writes: [], lost: [] }
+      : expireSilent(session, cmd.overdue, cmd.resumeId, ctx);
+  const ceiling = expireWait(silent.session, cmd.resumeId, ctx.now);
   const afterCeiling = ceiling.session;
   const horizon = ctx.now - ctx.config.jobRetentionMs;
   const purgeBefore = cmd.retainedSince !== null && cmd.retainedSince <= horizon ? horizon : null;
   const afterPurge =
     purgeBefore === null ? afterCeiling : purgeExpired(afterCeiling, purgeBefore, ctx.now);
-  const writes: Write[] = [...ceiling.writes];
+  const writes: Write[] = [...silent.writes, ...ceiling.writes];
   if (purgeBefore !== null)
     writes.push({ type: "purge_before", horizon: purgeBefore, now: ctx.now });
-  // A ceiling that fired admitted one envelope, still pending.
+  // Each silent loss and a ceiling that fired admitted an envelope, still pending.
   const pending = cmd.pending + (afterCeiling.unacked - session.unacked);
   const attempted = attemptResume(afterPurge, pending, ctx);
-  return decided(attempted.session, { purgeBefore }, attempted.effects, writes);
+  return decided(
+    attempted.session,
+    {
+      purgeBefore,
+      lost: silent.lost,
+      // Only the ceiling clears a wait in expireWait; a silent loss may have cleared it before.
+      ceiling:
+        silent.session.wait !== null && ceiling.session.wait === null
+          ? silent.session.wait.handles
+          : null,
+    },
+    attempted.effects,
+    writes,
+  );
 }
 
+type TickValue = {
+  purgeBefore: number | null;
+  lost: readonly SilentLoss[];
+  ceiling: readonly string[] | null;
+};
+
 /** The alarm's command: every due timer. */
-export const tickRule: Rule<{ resumeId: string }, { purgeBefore: number | null }> = {
-  needs: (core) => ({ jobs: waitedJobs(core.wait), pending: true }),
-  decide: ({ session, pending, retainedSince }, cmd, ctx) =>
-    tick(session, { resumeId: cmd.resumeId, pending: pending(), retainedSince }, ctx),
-  // Only a ceiling clears a wait in a tick.
-  events: (_, __, state, before) =>
-    before.wait !== null && state.wait === null
-      ? [{ type: "ceiling", handles: before.wait.handles }]
-      : [],
+export const tickRule: Rule<{ resumeId: string }, TickValue> = {
+  needs: (core, _, now) => ({
+    jobs: waitedJobs(core.wait),
+    pending: true,
+    ...overdueNeeds(core, now),
+  }),
+  decide: ({ session, pending, retainedSince, overdue }, cmd, ctx) =>
+    tick(session, { resumeId: cmd.resumeId, pending: pending(), retainedSince, overdue }, ctx),
+  events: (_, value) => [
+    ...value.lost.map(
+      (loss): AuditEvent => ({
+        type: "completion",
+        handle: loss.handle,
+        outcome: "accepted",
+        disposition: loss.disposition,
+        ended_by: "heartbeat_timeout",
+      }),
+    ),
+    ...(value.ceiling === null ? [] : [{ type: "ceiling" as const, handles: value.ceiling }]),
+  ],
 };
 
 /**
@@ -268,6 +309,7 @@ export function nextDueAt(
 ): number | null {
   const times: number[] = [];
   if (session.wait !== null) times.push(session.wait.ceilingAt);
+  if (session.livenessDueAt !== null) times.push(session.livenessDueAt);
   // An attempt cannot start while another POST is on the wire: it is not due until that ends.
   if (isDeliverable(session.resume) && ctx.postOnWire !== true) {
     times.push(session.resume.nextAttemptAt);

@@ -6,6 +6,7 @@ import type { Ctx, Decision, Needs, Rule } from "./decision";
 import { decided } from "./decision";
 import { fail, type Result } from "./errors";
 import { hasBacklogRoom } from "./inbox";
+import { deadlineFrom, earliest } from "./liveness-time";
 import { completionEnvelope } from "./messages";
 import { own } from "./records";
 import type { Job, JobResult, Session } from "./state";
@@ -22,16 +23,33 @@ export function pullJob(session: Session, handle: string): Result<Job> {
   return job === undefined ? fail("not_found", `no job ${handle}`) : { ok: true, value: job };
 }
 
+/**
+ * `heartbeatTimeoutMs` is the reservation's own timeout, or the tenant's default when it named
+ * none (`timeoutNamed` false): only a timeout the caller named can conflict with the job's.
+ */
 export function reserveJob(
   session: Session,
-  cmd: { handle: string; command: string; callbackToken: string },
+  cmd: {
+    handle: string;
+    command: string;
+    callbackToken: string;
+    heartbeatTimeoutMs?: number | null;
+    timeoutNamed?: boolean;
+  },
   now: number,
 ): Decision<{ job: Job; created: boolean }> {
   if (own(session.purged, cmd.handle) !== undefined) return purgedFailure(cmd.handle);
   const existing = own(session.jobs, cmd.handle);
+  const timeout = cmd.heartbeatTimeoutMs ?? null;
   if (existing !== undefined) {
     if (existing.command !== cmd.command) {
       return fail("job_conflict", `handle ${cmd.handle} is already reserved for another command`);
+    }
+    if (cmd.timeoutNamed === true && existing.heartbeatTimeoutMs !== timeout) {
+      return fail(
+        "job_conflict",
+        `handle ${cmd.handle} is already reserved with heartbeat_timeout_ms ${String(existing.heartbeatTimeoutMs)}`,
+      );
     }
     if (existing.callbackToken === cmd.callbackToken)
       return decided(session, { job: existing, created: false });
@@ -51,10 +69,21 @@ export function reserveJob(
     lifetime: session.lifetime,
     reservedAt: now,
     callbackToken: cmd.callbackToken,
+    heartbeatTimeoutMs: timeout,
+    lastHeartbeatAt: null,
+    deadlineAt: deadlineFrom(timeout, now),
+    graceFor: null,
+    progress: null,
+    cancelRequested: false,
     result: null,
   };
   return decided(
-    { ...session, jobSeq: job.seq, jobs: { ...session.jobs, [job.handle]: job } },
+    {
+      ...session,
+      jobSeq: job.seq,
+      jobs: { ...session.jobs, [job.handle]: job },
+      livenessDueAt: earliest(session.livenessDueAt, job.deadlineAt),
+    },
     { job, created: true },
     [],
     [{ type: "insert_job", job }],
@@ -62,8 +91,8 @@ export function reserveJob(
 }
 
 /** The rows a reservation, a pull or a token's job reads: the job (with output) and its tombstone. */
-const jobAndTombstone = (handle: string, tombstone = true): Needs => ({
-  jobs: { handles: [handle], output: true },
+export const jobAndTombstone = (handle: string, tombstone = true, output = true): Needs => ({
+  jobs: { handles: [handle], output },
   ...(tombstone ? { tombstones: [handle] } : {}),
 });
 
@@ -71,6 +100,8 @@ const jobAndTombstone = (handle: string, tombstone = true): Needs => ({
 type ReserveCmd = {
   handle: string;
   command: string;
+  heartbeatTimeoutMs: number | null;
+  timeoutNamed: boolean;
   mint: (existing: string | undefined, seq: number) => string;
 };
 
@@ -82,6 +113,8 @@ export const reserveRule: Rule<ReserveCmd, { job: Job; created: boolean }> = {
       {
         handle: cmd.handle,
         command: cmd.command,
+        heartbeatTimeoutMs: cmd.heartbeatTimeoutMs,
+        timeoutNamed: cmd.timeoutNamed,
         callbackToken: cmd.mint(
           own(session.jobs, cmd.handle)?.callbackToken,
           reservationSeq(session, cmd.handle),
@@ -115,7 +148,7 @@ const sameResult = (a: JobResult, b: JobResult): boolean =>
  * a handle reserved again after a purge, was purged since (410) however long ago — no tombstone
  * needed. Tokens minted before `seq` existed (`tokenSeq` null) fall back to the tombstones.
  */
-function jobOfToken(session: Session, handle: string, tokenSeq: number | null): Result<Job> {
+export function jobOfToken(session: Session, handle: string, tokenSeq: number | null): Result<Job> {
   const job = own(session.jobs, handle);
   if (tokenSeq !== null) {
     if (job !== undefined && job.seq === tokenSeq) return { ok: true, value: job };
@@ -162,7 +195,15 @@ export function completeJob(
     return fail("inbox_full", "the session inbox holds 1024 unacknowledged items");
   }
   const generation = observedOnly ? null : session.generation + 1;
-  const done = { ...job, result: cmd.result, completedAt: ctx.now, generation };
+  // The result replaces the liveness: no deadline, no progress.
+  const done = {
+    ...job,
+    deadlineAt: null,
+    progress: null,
+    result: cmd.result,
+    completedAt: ctx.now,
+    generation,
+  };
   const envelope =
     generation === null ? null : completionEnvelope(done, cmd.result, generation, ctx.now);
   const woken = wakeForResult(session, done, envelope, cmd.resumeId, ctx.now);

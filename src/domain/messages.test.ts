@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { completed, T0 } from "../../test/support/domain";
+import { completed, NO_LIVENESS, T0 } from "../../test/support/domain";
 import {
   completionEnvelope,
   ENVELOPE_MAX_BYTES,
@@ -16,6 +16,7 @@ const job: Job = {
   lifetime: "lt-1",
   reservedAt: T0,
   callbackToken: "t",
+  ...NO_LIVENESS,
   result: null,
 };
 

@@ -11,6 +11,7 @@ import type { Job } from "./state";
 
 const loaded = (session: Loaded["session"]): Loaded => ({
   session,
+  overdue: null,
   retainedSince: null,
   pending: () => 0,
 });

@@ -4,6 +4,8 @@ import { z } from "zod";
 import {
   completionBody,
   ENDED_BY,
+  heartbeatBody,
+  heartbeatTimeoutMs,
   MAX_COMMAND_BYTES,
   type TERMINAL_STATUSES,
 } from "../../shared/exec-wire";
@@ -46,6 +48,7 @@ export const suspendBody = z.strictObject({
 
 export const reserveJobBody = z.strictObject({
   handle: idSchema,
+  heartbeat_timeout_ms: heartbeatTimeoutMs.optional(),
   command: z
     .string()
     .min(1)
@@ -54,7 +57,7 @@ export const reserveJobBody = z.strictObject({
     }),
 });
 
-export { completionBody, ENDED_BY, MAX_COMMAND_BYTES };
+export { completionBody, ENDED_BY, heartbeatBody, MAX_COMMAND_BYTES };
 
 export const JOB_STATUSES = ["running", "completed", "failed", "killed", "lost"] as const;
 

@@ -38,6 +38,7 @@ export function createSession(
     resume: null,
     notifySeq: 0,
     generation: 0,
+    livenessDueAt: null,
     jobs: {},
     inbox: {},
     purged: {},
@@ -98,6 +99,14 @@ export function registerRun(
     return fail(
       "invalid_transition",
       `resume ${cmd.resumeId} is not this session's resume: ${held}`,
+    );
+  }
+  // A resume a run already took was answered: registering for it again (a replayed webhook, a
+  // finished run-<resume id>) would repeat a finished run and flood the audit trail.
+  if (cmd.resumeId !== null && session.resume?.state === "completed") {
+    return fail(
+      "invalid_transition",
+      `resume ${cmd.resumeId} was already taken by a run; a finished run does not register again`,
     );
   }
   // Registering a run takes the pending resume: it is never delivered again. A failed one is

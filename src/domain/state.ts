@@ -135,7 +135,8 @@ export interface JobResult {
   readonly outputTruncated: boolean;
   readonly outputBytesTotal: number;
   /** `operator`: an operator marked the job lost (never sent by a runner). */
-  readonly endedBy: EndedBy | "operator" | null;
+  /** `heartbeat_timeout`: the runner fell silent past the job's timeout (liveness.ts). */
+  readonly endedBy: EndedBy | "operator" | "heartbeat_timeout" | null;
 }
 
 interface JobFields {
@@ -147,6 +148,23 @@ interface JobFields {
   readonly reservedAt: number;
   /** The callback capability handed out at reservation; returned again on an identical reservation. */
   readonly callbackToken: string;
+  /** Liveness: silence this long makes a running job lost (null: no check). */
+  readonly heartbeatTimeoutMs: number | null;
+  readonly lastHeartbeatAt: number | null;
+  /** When silence makes the job lost (its timeout from the last heartbeat, or a grace); null once it has a result or when it has no timeout. */
+  readonly deadlineAt: number | null;
+  /** The service start a grace was given for since the runner was last heard (liveness.ts). */
+  readonly graceFor: number | null;
+  /** The last progress a heartbeat carried; null once the result replaces it. */
+  readonly progress: Progress | null;
+  /** The agent or an operator asked the runner to end the command (the next heartbeat says so). */
+  readonly cancelRequested: boolean;
+}
+
+export interface Progress {
+  readonly outputTail: string;
+  readonly outputBytesTotal: number | null;
+  readonly at: number;
 }
 
 /** A job runs until its one result arrives; only then has it a completion time. The jobs table's CHECK mirrors this. */
@@ -235,6 +253,12 @@ export interface Session {
   readonly notifySeq: number;
   /** Last generation handed to an envelope of this lifetime. */
   readonly generation: number;
+  /**
+   * No running job's liveness deadline is earlier than this (null: no job has one). A lower
+   * bound, not the minimum: a heartbeat moves its job's deadline without writing the core, and
+   * the alarm that finds nothing due reads the true minimum again (liveness.ts).
+   */
+  readonly livenessDueAt: number | null;
   readonly jobs: Readonly<Record<string, Job>>;
   readonly inbox: Readonly<Record<string, InboxItem>>;
   /** Loaded tombstones: handles whose job was purged after retention, with the purge time. */

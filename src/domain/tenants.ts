@@ -3,6 +3,7 @@
 // Comparing a presented token in constant time is left to src/auth/agent-token.ts.
 
 import { z } from "zod";
+import { heartbeatTimeoutMs } from "../../shared/exec-wire";
 
 export const DEFAULT_TENANT = "default";
 export const TENANT_PATTERN = /^[a-z0-9-]{1,64}$/;
@@ -62,6 +63,8 @@ export const sessionObjectName = (tenant: string, sessionId: string): string =>
 export interface TenantSettings {
   readonly resumeUrlAllowlist?: readonly string[];
   readonly resumeWebhookUrl?: string;
+  /** The tenant's HEARTBEAT_TIMEOUT_MS. */
+  readonly heartbeatTimeoutMs?: number;
 }
 
 const tenantSettingsSchema = z.record(
@@ -69,6 +72,7 @@ const tenantSettingsSchema = z.record(
   z.strictObject({
     resume_url_allowlist: z.array(z.string().min(1)).optional(),
     resume_webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+    heartbeat_timeout_ms: heartbeatTimeoutMs.optional(),
   }),
 );
 
@@ -110,6 +114,9 @@ export function parseTenantSettings(raw: unknown): ParsedTenantSettings {
       ...(entry.resume_webhook_url === undefined
         ? {}
         : { resumeWebhookUrl: entry.resume_webhook_url }),
+      ...(entry.heartbeat_timeout_ms === undefined
+        ? {}
+        : { heartbeatTimeoutMs: entry.heartbeat_timeout_ms }),
     };
   }
   return { ok: true, settings };

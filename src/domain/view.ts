@@ -25,6 +25,17 @@ export function jobView(job: Job) {
     ended_by: result?.endedBy ?? null,
     reserved_at: iso(job.reservedAt),
     completed_at: isoOrNull(jobCompletedAt(job)),
+    heartbeat_timeout_ms: job.heartbeatTimeoutMs,
+    last_heartbeat_at: isoOrNull(job.lastHeartbeatAt),
+    progress:
+      job.result !== null || job.progress === null
+        ? null
+        : {
+            output_tail: job.progress.outputTail,
+            output_bytes_total: job.progress.outputBytesTotal,
+            at: iso(job.progress.at),
+          },
+    cancel_requested: job.cancelRequested,
   };
 }
 

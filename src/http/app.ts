@@ -6,10 +6,11 @@ import { bearerToken, isListedToken, tenantOfToken } from "../auth/agent-token";
 import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { tokenKind } from "../auth/token-kind";
 import { consoleRoutes } from "../console/routes";
+import { consoleHeaders } from "../console/security-headers";
 import { readConfig } from "../domain/config";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
-import { COMPLETION_PATH, jobRoutes } from "./jobs";
+import { CALLBACK_PATH, jobRoutes } from "./jobs";
 import { allowedMethods } from "./methods";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
@@ -22,6 +23,9 @@ import { sessionRoutes } from "./sessions";
 
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: problemHook });
+
+  // First, so every answer under /console, whoever makes it, carries the console's headers.
+  app.use("*", consoleHeaders);
 
   // Every route refuses a declared oversized body before anything parses it.
   app.use("*", async (c, next) => {
@@ -42,13 +46,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.use("*", allowedMethods(app));
 
-  // The runner's completion carries a callback token instead; its route checks it.
+  // The runner's completion and heartbeat carry a callback token instead; their routes check it.
   app.use("/v1/*", async (c, next) => {
     // Repeated headers arrive joined by ", ", and no token contains a comma: two credentials.
     if (c.req.header("authorization")?.includes(",")) {
       return problem("unauthorized", "more than one Authorization credential: send exactly one");
     }
-    if (c.req.method === "POST" && COMPLETION_PATH.test(c.req.path)) return next();
+    if (c.req.method === "POST" && CALLBACK_PATH.test(c.req.path)) return next();
     const token = bearerToken(c.req.header("authorization"));
     // Operators and agents hold different tokens: neither opens the other's routes.
     if (c.req.path.startsWith("/v1/ops/")) {

@@ -12,11 +12,12 @@ import { refusalDetail } from "./refusals";
 import * as routes from "./routes/jobs";
 import { answer, serve } from "./serve";
 
-export const COMPLETION_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/completion\/?$/;
+/** The runner's routes: they take the job's callback token, not an agent token. */
+export const CALLBACK_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/(completion|heartbeat)\/?$/;
 
-function callbackUrl(c: AppContext, sessionId: string, handle: string): string {
+function callbackUrl(c: AppContext, sessionId: string, handle: string, route: string): string {
   const base = (c.var.config.publicBaseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, "");
-  return `${base}/v1/sessions/${sessionId}/exec-jobs/${handle}/completion`;
+  return `${base}/v1/sessions/${sessionId}/exec-jobs/${handle}/${route}`;
 }
 
 /** The callback token is checked before the body is read: a stranger learns nothing from a 422. */
@@ -38,10 +39,23 @@ const callbackToken: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.reserveJob, async (c) => {
     const { sid } = c.req.valid("param");
-    const result = await sessionStub(c, sid).reserveJob(c.req.valid("json"));
+    const body = c.req.valid("json");
+    const result = await sessionStub(c, sid).reserveJob({
+      handle: body.handle,
+      command: body.command,
+      ...(body.heartbeat_timeout_ms === undefined
+        ? {}
+        : { heartbeatTimeoutMs: body.heartbeat_timeout_ms }),
+    });
     if (!result.ok) return problem(result.code, result.detail);
     const { job, token, created } = result.value;
-    const value = { job, callback: { url: callbackUrl(c, sid, job.handle), token } };
+    const callback = {
+      url: callbackUrl(c, sid, job.handle, "completion"),
+      token,
+      heartbeat_url: callbackUrl(c, sid, job.handle, "heartbeat"),
+      heartbeat_timeout_ms: job.heartbeat_timeout_ms,
+    };
+    const value = { job, callback };
     return created
       ? answer(routes.reserveJob, 201, { ok: true, value })
       : answer(routes.reserveJob, 200, { ok: true, value });
@@ -100,4 +114,30 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
     },
     { before: [callbackToken] },
   );
+
+  serve(
+    app,
+    routes.postHeartbeat,
+    async (c) => {
+      const { sid, handle } = c.req.valid("param");
+      const claims = c.var.callback;
+      const body = c.req.valid("json") ?? {};
+      const result = await tenantSessionStub(c.env, claims.tenant, sid).heartbeat({
+        lifetime: claims.lifetime,
+        handle,
+        tokenSeq: claims.seq,
+        ...(body.output_tail === undefined ? {} : { outputTail: body.output_tail }),
+        ...(body.output_bytes_total === undefined
+          ? {}
+          : { outputBytesTotal: body.output_bytes_total }),
+      });
+      return answer(routes.postHeartbeat, 200, result);
+    },
+    { before: [callbackToken] },
+  );
+
+  serve(app, routes.cancelJob, async (c) => {
+    const { sid, handle } = c.req.valid("param");
+    return answer(routes.cancelJob, 202, await sessionStub(c, sid).cancel({ handle }));
+  });
 }

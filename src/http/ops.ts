@@ -59,4 +59,10 @@ export function opsRoutes(app: OpenAPIHono<AppEnv>): void {
     const result = await stubOf(c.env, params).markLost({ handle: params.handle });
     return answer(routes.opsMarkLost, 200, result);
   });
+
+  serve(app, routes.opsCancelJob, async (c) => {
+    const params = c.req.valid("param");
+    const result = await stubOf(c.env, params).operatorCancel({ handle: params.handle });
+    return answer(routes.opsCancelJob, 202, result);
+  });
 }

@@ -30,7 +30,7 @@ export function refusalDetail(route: RouteKind, sent: TokenKind | null): string 
     return "this is the callback token of another job; a completion takes the callback token of the job it completes, from its reservation";
   }
   if (route === "agent" && sent === "callback") {
-    return `${SENT.callback}; it opens only the completion of its job (POST …/exec-jobs/{handle}/completion)`;
+    return `${SENT.callback}; it opens only its job's completion and heartbeat (POST …/exec-jobs/{handle}/completion, …/heartbeat)`;
   }
   return `${SENT[sent]}; ${TAKES[route]}`;
 }

@@ -14,6 +14,10 @@ const summary: JobSummaryView = {
   ended_by: null,
   reserved_at: "2026-01-01T00:00:00.000Z",
   completed_at: null,
+  heartbeat_timeout_ms: null,
+  last_heartbeat_at: null,
+  progress: null,
+  cancel_requested: false,
 };
 const job: JobView = { ...summary, output: "" };
 

@@ -8,28 +8,36 @@ import type {
   StoredAttention,
 } from "../domain/index-entry";
 
+/** The statements of a migration file (its `--` comment lines dropped). */
+export const statementsOf = (sql: string): readonly string[] =>
+  sql
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("--"))
+    .join("\n")
+    .split(";")
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== "");
+
 /** The statements of the migration file, applied in one batch when a statement finds no table. */
-export const SCHEMA_STATEMENTS: readonly string[] = schemaSql
-  .split("\n")
-  .filter((line) => !line.trimStart().startsWith("--"))
-  .join("\n")
-  .split(";")
-  .map((statement) => statement.trim())
-  .filter((statement) => statement !== "");
+export const SCHEMA_STATEMENTS: readonly string[] = statementsOf(schemaSql);
 
 const isMissingTable = (error: unknown): boolean =>
   error instanceof Error && /no such table/i.test(error.message);
 
 /**
  * Runs `query`; if the index has no schema yet (a fresh local D1, a deployment that skipped the
- * migration), creates it from the migration file and runs `query` once more.
+ * migration), creates it from the migration's `statements` and runs `query` once more.
  */
-async function withSchema<T>(db: D1Database, query: () => Promise<T>): Promise<T> {
+export async function withSchema<T>(
+  db: D1Database,
+  query: () => Promise<T>,
+  statements: readonly string[] = SCHEMA_STATEMENTS,
+): Promise<T> {
   try {
     return await query();
   } catch (error) {
     if (!isMissingTable(error)) throw error;
-    await db.batch(SCHEMA_STATEMENTS.map((statement) => db.prepare(statement)));
+    await db.batch(statements.map((statement) => db.prepare(statement)));
     return query();
   }
 }

@@ -2,6 +2,7 @@
 // Minting callback tokens is here (the kernel holds the secrets); the rules are the domain's.
 
 import { tokenForReservation } from "../auth/callback-token";
+import { heartbeatTimeoutFor } from "../domain/config";
 import { fail, type Result } from "../domain/errors";
 import {
   type CompleteCmd,
@@ -12,6 +13,12 @@ import {
   reserveRule,
 } from "../domain/jobs";
 import { JOB_PAGE_MAX_BYTES } from "../domain/limits";
+import {
+  cancelRule,
+  type HeartbeatCmd,
+  type HeartbeatReply,
+  heartbeatRule,
+} from "../domain/liveness";
 import { type JobSummaryView, type JobView, jobSummaryView, jobView } from "../domain/view";
 import { type Kernel, newId } from "./kernel";
 import * as store from "./store";
@@ -19,12 +26,15 @@ import { run } from "./timers";
 
 export function reserveJob(
   k: Kernel,
-  cmd: { handle: string; command: string },
+  cmd: { handle: string; command: string; heartbeatTimeoutMs?: number },
 ): Result<{ job: JobView; token: string; created: boolean }> {
   const core = k.core;
   if (core === null) return fail("not_found", "no such session");
   const result = run(k, reserveRule, {
-    ...cmd,
+    handle: cmd.handle,
+    command: cmd.command,
+    heartbeatTimeoutMs: cmd.heartbeatTimeoutMs ?? heartbeatTimeoutFor(k.config, core.tenant),
+    timeoutNamed: cmd.heartbeatTimeoutMs !== undefined,
     mint: (existing, seq) =>
       tokenForReservation(existing, k.config.callbackSecrets, {
         tenant: core.tenant,
@@ -59,3 +69,16 @@ export function listJobs(
 
 export const complete = (k: Kernel, cmd: Omit<CompleteCmd, "resumeId">): Result<CompletionReply> =>
   run(k, completionRule, { ...cmd, resumeId: newId("rs") });
+
+/**
+ * A heartbeat commits its one row and nothing follows: it moves no timer earlier (the alarm,
+ * on the earliest deadline, finds a later one when it fires), wakes nobody and changes no
+ * index entry.
+ */
+export function heartbeat(k: Kernel, cmd: HeartbeatCmd): Result<HeartbeatReply> {
+  const committed = k.execute(heartbeatRule, cmd);
+  return committed.ok ? { ok: true, value: committed.value } : committed;
+}
+
+export const cancel = (k: Kernel, cmd: { handle: string }): Result<{ cancel_requested: true }> =>
+  run(k, cancelRule("agent"), cmd);

@@ -17,6 +17,7 @@ import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
 import { hasSchema, migrate } from "./migrations";
 import { postResume } from "./resume-webhook";
+import { serviceUpSince } from "./service-clock";
 import * as store from "./store";
 import { Waiters } from "./waiters";
 
@@ -95,6 +96,7 @@ export class Kernel {
 
   /** Loads the core at object start; run inside `blockConcurrencyWhile`. */
   async start(): Promise<void> {
+    serviceUpSince();
     const { storage } = this.state;
     // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
     if (!hasSchema(storage.sql)) return;
@@ -131,6 +133,7 @@ export class Kernel {
     return {
       now,
       postOnWire: this.posts > 0,
+      serviceUpSince: serviceUpSince(),
       config: {
         ...this.config,
         ...resumeTargetsFor(this.config, tenant),
@@ -165,10 +168,11 @@ export class Kernel {
 
   /** The core with the rows `needs` names, for a rule or a read. */
   load(core: Core, needs: Needs, now: number): Loaded {
-    const session = this.read((sql) => store.loadRows(sql, core, needs, now));
+    const { session, overdue } = this.read((sql) => store.loadRows(sql, core, needs, now));
     let pending: number | undefined;
     return {
       session,
+      overdue,
       retainedSince: this.retained,
       pending: () => {
         if (needs.pending !== true)

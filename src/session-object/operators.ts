@@ -5,6 +5,7 @@ import type { StoredEvent } from "../domain/audit";
 import { fail, type Result } from "../domain/errors";
 import type { IndexEntry } from "../domain/index-entry";
 import type { CompletionReply } from "../domain/jobs";
+import { cancelRule } from "../domain/liveness";
 import { expireWaitRule, markLostRule, redeliverRule } from "../domain/operator";
 import type { SessionView } from "../domain/view";
 import { viewOf } from "./conversation";
@@ -30,6 +31,9 @@ export function expireWaitNow(k: Kernel): Result<SessionView> {
 
 export const markLost = (k: Kernel, cmd: { handle: string }): Result<CompletionReply> =>
   run(k, markLostRule, { handle: cmd.handle, resumeId: newId("rs") });
+
+export const cancel = (k: Kernel, cmd: { handle: string }): Result<{ cancel_requested: true }> =>
+  run(k, cancelRule("operator"), cmd);
 
 export function stats(k: Kernel): Result<ReturnType<Kernel["stats"]>> {
   if (k.core === null) return fail("not_found", "no such session");

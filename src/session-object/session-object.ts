@@ -84,6 +84,14 @@ export class SessionObject extends DurableObject<Env> {
     return execJobs.complete(this.kernel, cmd);
   }
 
+  heartbeat(cmd: Cmd<typeof execJobs.heartbeat>) {
+    return execJobs.heartbeat(this.kernel, cmd);
+  }
+
+  cancel(cmd: Cmd<typeof execJobs.cancel>) {
+    return execJobs.cancel(this.kernel, cmd);
+  }
+
   inbox() {
     return inbox.counts(this.kernel);
   }
@@ -112,6 +120,10 @@ export class SessionObject extends DurableObject<Env> {
 
   markLost(cmd: Cmd<typeof operators.markLost>) {
     return operators.markLost(this.kernel, cmd);
+  }
+
+  operatorCancel(cmd: Cmd<typeof operators.cancel>) {
+    return operators.cancel(this.kernel, cmd);
   }
 
   stats() {

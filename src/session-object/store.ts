@@ -2,7 +2,7 @@
 // the writes a decision returns. Transactions and the in-memory core are left to the kernel.
 
 import { assertNever } from "../domain/assert-never";
-import type { Core, Needs, Write } from "../domain/decision";
+import type { Core, Needs, Overdue, Write } from "../domain/decision";
 import { dict, fence } from "../domain/records";
 import type {
   InboxItem,
@@ -28,6 +28,7 @@ type SessionRow = {
   notify_seq: number;
   generation: number;
   job_seq: number;
+  liveness_due_at: number | null;
 };
 
 type JobRow = {
@@ -45,6 +46,14 @@ type JobRow = {
   ended_by: string | null;
   completed_at: number | null;
   generation: number | null;
+  heartbeat_timeout_ms: number | null;
+  last_heartbeat_at: number | null;
+  deadline_at: number | null;
+  grace_for: number | null;
+  cancel_requested: number;
+  progress_at: number | null;
+  progress_bytes: number | null;
+  progress_tail: string | null;
 };
 
 type InboxRow = {
@@ -69,7 +78,9 @@ const parseOrNull = <T>(text: string | null): T | null =>
 
 /** A job row without its output (the last column, read only when selected): for summaries. */
 const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
-  output_truncated, output_bytes_total, ended_by, completed_at, generation, NULL AS output FROM jobs`;
+  output_truncated, output_bytes_total, ended_by, completed_at, generation, heartbeat_timeout_ms,
+  last_heartbeat_at, deadline_at, grace_for, cancel_requested, progress_at, progress_bytes,
+  progress_tail, NULL AS output FROM jobs`;
 const JOB_WITH_OUTPUT = "SELECT * FROM jobs";
 
 function jobFromRow(row: JobRow): Job {
@@ -80,6 +91,19 @@ function jobFromRow(row: JobRow): Job {
     lifetime: row.lifetime,
     reservedAt: row.reserved_at,
     callbackToken: row.callback_token,
+    heartbeatTimeoutMs: row.heartbeat_timeout_ms,
+    lastHeartbeatAt: row.last_heartbeat_at,
+    deadlineAt: row.deadline_at,
+    graceFor: row.grace_for,
+    cancelRequested: row.cancel_requested === 1,
+    progress:
+      row.progress_at === null
+        ? null
+        : {
+            outputTail: row.progress_tail ?? "",
+            outputBytesTotal: row.progress_bytes,
+            at: row.progress_at,
+          },
   };
   // The table's CHECK holds a finished row to a completion time; a running row has no result.
   if (row.status === "running" || row.completed_at === null) return { ...fields, result: null };
@@ -139,6 +163,7 @@ export function loadCore(sql: SqlStorage): Core | null {
     resume: parseOrNull<Resume>(row.resume),
     notifySeq: row.notify_seq,
     generation: row.generation,
+    livenessDueAt: row.liveness_due_at,
   };
 }
 
@@ -146,10 +171,19 @@ export function loadCore(sql: SqlStorage): Core | null {
  * The core with exactly the rows `needs` names, each record fenced to the keys asked for: a rule
  * that reads another row throws (records.ts) instead of taking a missing row for an absent one.
  */
-export function loadRows(sql: SqlStorage, core: Core, needs: Needs, now: number): Session {
-  const handles = needs.jobs?.handles ?? [];
+export function loadRows(
+  sql: SqlStorage,
+  core: Core,
+  needs: Needs,
+  now: number,
+): { session: Session; overdue: Overdue | null } {
+  const overdue = needs.overdue === undefined ? null : loadOverdue(sql, now, needs.overdue.max);
+  const handles = [...(needs.jobs?.handles ?? []), ...(overdue?.handles ?? [])];
   const tombstones = needs.tombstones ?? [];
-  const jobs = needs.jobs === undefined ? dict<Job>() : loadJobs(sql, handles, needs.jobs.output);
+  const jobs =
+    needs.jobs === undefined && overdue === null
+      ? dict<Job>()
+      : loadJobs(sql, handles, needs.jobs?.output ?? false);
   const purged = tombstones.length === 0 ? dict<number>() : loadTombstones(sql, tombstones);
   const inbox =
     needs.claimable !== undefined
@@ -158,13 +192,38 @@ export function loadRows(sql: SqlStorage, core: Core, needs: Needs, now: number)
         ? loadForAck(sql, needs.items)
         : dict<InboxItem>();
   const inboxKeys = needs.items ?? Object.keys(inbox);
-  return {
+  const session = {
     ...core,
     messages: [],
     jobs: fence(jobs, handles),
     purged: fence(purged, tombstones),
     inbox: fence(inbox, inboxKeys),
   };
+  return { session, overdue };
+}
+
+/**
+ * The running jobs whose deadline passed, and the earliest deadline after now: one walk of the
+ * running jobs' partial index (no index holds the deadline, which every heartbeat moves).
+ */
+function loadOverdue(sql: SqlStorage, now: number, max: number): Overdue {
+  const due = sql
+    .exec<{ handle: string }>(
+      `SELECT handle FROM jobs INDEXED BY jobs_running
+       WHERE completed_at IS NULL AND deadline_at <= ? ORDER BY deadline_at LIMIT ?`,
+      now,
+      max + 1,
+    )
+    .toArray()
+    .map((row) => row.handle);
+  const next = sql
+    .exec<{ at: number | null }>(
+      `SELECT MIN(deadline_at) AS at FROM jobs INDEXED BY jobs_running
+       WHERE completed_at IS NULL AND deadline_at > ?`,
+      now,
+    )
+    .one().at;
+  return { handles: due.slice(0, max), more: due.length > max, nextDeadline: next };
 }
 
 /** The jobs of `handles` (at most a wait's 64), with outputs only when the rule reads them. */
@@ -393,6 +452,7 @@ const SESSION_COLUMNS = {
   notify_seq: (core) => core.notifySeq,
   generation: (core) => core.generation,
   job_seq: (core) => core.jobSeq,
+  liveness_due_at: (core) => core.livenessDueAt,
 } satisfies Record<keyof SessionRow, (core: Core) => unknown>;
 
 /** Core fields no session column holds: they are counted from the rows when the core loads. */
@@ -454,14 +514,17 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
     case "insert_job": {
       const { job } = write;
       sql.exec(
-        `INSERT INTO jobs (seq, handle, command, lifetime, reserved_at, callback_token, status)
-         VALUES (?, ?, ?, ?, ?, ?, 'running')`,
+        `INSERT INTO jobs (seq, handle, command, lifetime, reserved_at, callback_token, status,
+           heartbeat_timeout_ms, deadline_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
         job.seq,
         job.handle,
         job.command,
         job.lifetime,
         job.reservedAt,
         job.callbackToken,
+        job.heartbeatTimeoutMs,
+        job.deadlineAt,
       );
       return;
     }
@@ -477,7 +540,8 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
       // The first result wins in storage too: a row that has one is never rewritten.
       sql.exec(
         `UPDATE jobs SET status = ?, exit_code = ?, output_truncated = ?, output_bytes_total = ?,
-           ended_by = ?, completed_at = ?, generation = ?, output = ?
+           ended_by = ?, completed_at = ?, generation = ?, output = ?, deadline_at = NULL,
+           progress_at = NULL, progress_bytes = NULL, progress_tail = NULL
          WHERE handle = ? AND status = 'running'`,
         job.result.status,
         job.result.exitCode,
@@ -514,6 +578,25 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
     case "purge_before":
       purgeBefore(sql, write.horizon, write.now);
       return;
+    case "update_liveness": {
+      const { job } = write;
+      // One row: a running job's liveness columns, never its result (the guard keeps a finished
+      // row as the first result left it).
+      sql.exec(
+        `UPDATE jobs SET last_heartbeat_at = ?, deadline_at = ?, grace_for = ?, cancel_requested = ?,
+           progress_at = ?, progress_bytes = ?, progress_tail = ?
+         WHERE handle = ? AND status = 'running'`,
+        job.lastHeartbeatAt,
+        job.deadlineAt,
+        job.graceFor,
+        job.cancelRequested ? 1 : 0,
+        job.progress?.at ?? null,
+        job.progress?.outputBytesTotal ?? null,
+        job.progress?.outputTail ?? null,
+        job.handle,
+      );
+      return;
+    }
     default:
       assertNever(write);
   }

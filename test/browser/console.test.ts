@@ -70,7 +70,7 @@ describe("the operator console in a real browser", () => {
     rmSync(shotsDir, { recursive: true, force: true });
   });
 
-  it("refuses a wrong token with a message, and signs in with an operator token kept in a session cookie", async () => {
+  it("refuses a wrong token with a message, and signs in to a server-side session whose opaque id is kept in a session cookie", async () => {
     await signIn(page, dev.base, "not-an-operator-token");
     await expect
       .poll(() => text(page.getByRole("alert")), SEEN_WITHIN)
@@ -81,8 +81,9 @@ describe("the operator console in a real browser", () => {
       .waitFor({ timeout: SEEN_WITHIN.timeout });
     expect(page.url()).toBe(`${dev.base}/console`);
     const [cookie] = await context.cookies();
+    expect(cookie?.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(cookie?.value).not.toBe(OPERATOR_TOKEN);
     expect(cookie).toMatchObject({
-      value: OPERATOR_TOKEN,
       path: "/console",
       httpOnly: true,
       sameSite: "Strict",
@@ -218,16 +219,25 @@ describe("the operator console in a real browser", () => {
       .toBe(0);
   });
 
-  it("refuses a console POST from another origin, and signs out", async () => {
+  it("refuses a console POST from another origin, and signs out so that the old cookie opens nothing", async () => {
+    const [signedIn] = await context.cookies();
+    const oldCookie = `exec_inbox_operator=${signedIn?.value}`;
     const forged = await fetch(`${dev.base}/console/sessions/default/any/actions/delete`, {
       method: "POST",
-      headers: { origin: "https://evil.example", cookie: `exec_inbox_operator=${OPERATOR_TOKEN}` },
+      headers: { origin: "https://evil.example", cookie: oldCookie },
     });
     expect(forged.status).toBe(403);
+    expect((await fetch(`${dev.base}/console`, { headers: { cookie: oldCookie } })).status).toBe(
+      200,
+    );
     await page.goto(`${dev.base}/console`);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Operator token").waitFor({ timeout: SEEN_WITHIN.timeout });
     expect(await context.cookies()).toEqual([]);
+    // The session ended on the server: a copy of the cookie kept elsewhere is refused too.
+    expect((await fetch(`${dev.base}/console`, { headers: { cookie: oldCookie } })).status).toBe(
+      401,
+    );
   });
 
   it("the front door shows the version, the health and the links, and loads nothing that fails", async () => {

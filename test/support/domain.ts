@@ -34,6 +34,16 @@ export function ok<T>(decision: Decision<T>): {
   return { state, value, effects, writes };
 }
 
+/** A job's liveness fields when it has no heartbeat timeout and was never heard from. */
+export const NO_LIVENESS = {
+  heartbeatTimeoutMs: null,
+  lastHeartbeatAt: null,
+  deadlineAt: null,
+  graceFor: null,
+  progress: null,
+  cancelRequested: false,
+} as const;
+
 export const completed = (
   exitCode: number,
   output: string,

@@ -23,7 +23,7 @@ import {
   type Session,
 } from "../../src/domain/state";
 import { pendingItems } from "./domain";
-import { applyWrites, checkWrites, loadFor } from "./model-rows";
+import { applyWrites, checkWrites, loadFor, overdueFor } from "./model-rows";
 
 export const HANDLES = ["a", "b", "c", "d"] as const;
 
@@ -183,6 +183,7 @@ export class History {
     const decision = rule.decide(
       {
         session: given,
+        overdue: overdueFor(s, needs, this.now),
         retainedSince: oldestRetained(s),
         pending: () => {
           if (needs.pending !== true) throw new Error("a rule read pending without needing it");
@@ -251,6 +252,8 @@ export class History {
             this.decide(reserveRule, {
               handle: command.h,
               command: `run ${command.h}`,
+              heartbeatTimeoutMs: null,
+              timeoutNamed: false,
               mint: () => "t",
             }),
           );

@@ -10,8 +10,8 @@ export interface LocalDev {
   /** The running process; another one after `restart`. */
   readonly dev: WranglerDev;
   readonly port: number;
-  /** Stops the process and starts another on the same state directory and port. */
-  restart(): Promise<WranglerDev>;
+  /** Stops the process and starts another on the same state directory and port, `downMs` later. */
+  restart(downMs?: number): Promise<WranglerDev>;
 }
 
 export function useWranglerDev(name: string, vars: Record<string, string> = {}): LocalDev {
@@ -40,8 +40,9 @@ export function useWranglerDev(name: string, vars: Record<string, string> = {}):
     get port() {
       return port;
     },
-    async restart() {
+    async restart(downMs = 0) {
       await started().stop();
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       running = await startWranglerDev(stateDir, port, vars);
       return running;
     },

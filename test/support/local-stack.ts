@@ -274,10 +274,13 @@ export async function suspendedSession(
   return job.callback;
 }
 
-export async function waitFor<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await sleep(50);

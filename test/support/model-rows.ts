@@ -1,6 +1,6 @@
 // The whole-session model's rows: the in-memory twin of what the store loads for a rule's needs
 // and of how it applies a decision's writes. The reference check between the two lives here too.
-import type { Needs, Write } from "../../src/domain/decision";
+import type { Needs, Overdue, Write } from "../../src/domain/decision";
 import { purgeExpired } from "../../src/domain/delivery";
 import { copyOf, dict, fence, own } from "../../src/domain/records";
 import type { InboxItem, Job, Session } from "../../src/domain/state";
@@ -10,9 +10,32 @@ const claimable = (item: InboxItem, now: number) =>
   item.state === "pending" ||
   (item.state === "claimed" && item.leaseExpiresAt !== null && item.leaseExpiresAt <= now);
 
+/** What store.loadRows finds for `needs.overdue`: running jobs past their deadline, earliest first. */
+export function overdueFor(session: Session, needs: Needs, now: number): Overdue | null {
+  if (needs.overdue === undefined) return null;
+  const running = Object.values(session.jobs).filter(
+    (job) => job.result === null && job.deadlineAt !== null,
+  );
+  const due = running
+    .filter((job) => (job.deadlineAt ?? 0) <= now)
+    .sort((a, b) => (a.deadlineAt ?? 0) - (b.deadlineAt ?? 0))
+    .map((job) => job.handle);
+  const later = running.flatMap((job) =>
+    job.deadlineAt !== null && job.deadlineAt > now ? [job.deadlineAt] : [],
+  );
+  return {
+    handles: due.slice(0, needs.overdue.max),
+    more: due.length > needs.overdue.max,
+    nextDeadline: later.length === 0 ? null : Math.min(...later),
+  };
+}
+
 /** What store.loadRows gives a rule: only the rows `needs` names, fenced, outputs as asked. */
 export function loadFor(session: Session, needs: Needs, now: number): Session {
-  const handles = needs.jobs?.handles ?? [];
+  const handles = [
+    ...(needs.jobs?.handles ?? []),
+    ...(overdueFor(session, needs, now)?.handles ?? []),
+  ];
   const jobs = dict<Job>();
   for (const handle of handles) {
     const job = own(session.jobs, handle);
@@ -76,6 +99,9 @@ export function applyWrites(session: Session, writes: readonly Write[]): Session
         break;
       }
       case "complete_job":
+        if (own(jobs, write.job.handle)?.result === null) jobs[write.job.handle] = write.job;
+        break;
+      case "update_liveness":
         if (own(jobs, write.job.handle)?.result === null) jobs[write.job.handle] = write.job;
         break;
       case "insert_envelope":

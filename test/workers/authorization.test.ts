@@ -141,7 +141,7 @@ describe("a known token of the wrong kind is named in the 401's detail, never ec
     });
     refusedAs(
       asRunner,
-      "this is a callback token; it opens only the completion of its job (POST …/exec-jobs/{handle}/completion)",
+      "this is a callback token; it opens only its job's completion and heartbeat (POST …/exec-jobs/{handle}/completion, …/heartbeat)",
       callback.token,
     );
     expect(await view(sid)).toEqual(before);

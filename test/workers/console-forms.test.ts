@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   call,
   complete,
@@ -11,25 +11,30 @@ import {
   until,
   view,
 } from "../support/api";
+import { signedInCookie } from "../support/console";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
 const OPERATOR = OPERATOR_TOKEN;
 const ORIGIN = "http://exec-inbox.test";
-const COOKIE = `exec_inbox_operator=${OPERATOR}`;
+
+let COOKIE = "";
+beforeAll(async () => {
+  COOKIE = await signedInCookie();
+});
 
 /** A browser's form POST; the redirect is the answer, not followed. */
-const post = (path: string, form: Record<string, string>) =>
+const post = (path: string, form: Record<string, string>, cookie = COOKIE) =>
   exports.default.fetch(
     new Request(`${ORIGIN}${path}`, {
       method: "POST",
       redirect: "manual",
       body: new URLSearchParams(form),
-      headers: { origin: ORIGIN, cookie: COOKIE },
+      headers: { origin: ORIGIN, cookie },
     }),
   );
 
-const page = async (path: string): Promise<string> =>
-  (await call("GET", path, { token: null, headers: { cookie: COOKIE } })).body;
+const page = async (path: string, cookie = COOKIE): Promise<string> =>
+  (await call("GET", path, { token: null, headers: { cookie } })).body;
 
 const formTokenOf = (html: string): string =>
   /name="form_token" value="([^"]+)"/.exec(html)?.[1] ?? "";
@@ -61,10 +66,11 @@ describe("console forms carry the operator's form token", () => {
   });
 
   it("signing out needs the form token too, while signing in needs none", async () => {
-    expect((await post("/console/sign-out", {})).status).toBe(403);
-    const token = formTokenOf(await page("/console"));
-    expect((await post("/console/sign-out", { form_token: token })).status).toBe(303);
-    expect((await post("/console/sign-in", { token: OPERATOR })).status).toBe(303);
+    const cookie = await signedInCookie();
+    expect((await post("/console/sign-out", {}, cookie)).status).toBe(403);
+    const token = formTokenOf(await page("/console", cookie));
+    expect((await post("/console/sign-out", { form_token: token }, cookie)).status).toBe(303);
+    expect((await post("/console/sign-in", { token: OPERATOR }, "")).status).toBe(303);
   });
 });
 

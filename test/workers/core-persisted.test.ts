@@ -34,6 +34,7 @@ const SAMPLE: Core = {
   },
   notifySeq: 2,
   generation: 5,
+  livenessDueAt: T0 + 30_000,
 };
 
 /** Another value of the same kind, one a JSON column and its CHECK still accept. */

@@ -5,7 +5,7 @@ import * as api from "../support/api";
 
 const LIMITS = ["memory_limit", "pids_limit", "output_limit", "disk_limit"] as const;
 
-/** Rebuilds the session's database as the code before migration 7 left it, rows kept. */
+/** Rebuilds the session's database as the code before migration 7 (the limits' CHECK) left it. */
 async function storeAsBeforeLimits(sid: string): Promise<void> {
   await runInDurableObject(api.stubOf(sid), (_, state) => {
     const sql = state.storage.sql;
@@ -21,13 +21,20 @@ async function storeAsBeforeLimits(sid: string): Promise<void> {
       sql,
       MIGRATIONS.filter((migration) => migration.id < 7),
     );
-    const insert = (table: string, row: Record<string, SqlStorageValue>) =>
-      sql.exec(
-        `INSERT INTO ${table} (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row)
-          .map(() => "?")
-          .join(", ")})`,
-        ...Object.values(row),
+    // Only the columns the old table had: later migrations added some.
+    const insert = (table: string, row: Record<string, SqlStorageValue>) => {
+      const old = new Set(
+        sql
+          .exec<{ name: string }>(`SELECT name FROM pragma_table_info('${table}')`)
+          .toArray()
+          .map((column) => column.name),
       );
+      const names = Object.keys(row).filter((name) => old.has(name));
+      sql.exec(
+        `INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`,
+        ...names.map((name) => row[name] ?? null),
+      );
+    };
     insert("session", session);
     for (const job of jobs) insert("jobs", job);
   });

@@ -2,6 +2,7 @@
 // typed it wrong (or pasted a placeholder) is told instead of silently taking the pending resume.
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
+import { OPERATOR_TOKEN } from "../support/secrets";
 
 describe("registering a run with a resume id", () => {
   it("that names no resume of the session gets 409 invalid_transition and takes nothing", async () => {
@@ -35,5 +36,44 @@ describe("registering a run with a resume id", () => {
     const after = await api.view(sid);
     expect(after).toMatchObject({ status: "running", run: { run_id: runId } });
     expect(after.resume).toMatchObject({ resume_id: resumeId, state: "completed" });
+  });
+
+  it("that names a resume a finished run already took gets 409 invalid_transition, however often, and records nothing", async () => {
+    const sid = api.uniqueId("register-replay");
+    const { tokens } = await api.suspendedOn(sid, ["h1"]);
+    await api.complete(sid, "h1", tokens.h1!, api.result(0, "done"));
+    const resumeId = (await api.view(sid)).resume.resume_id;
+    const runId = await api.registerRun(sid, { run_id: `run-${resumeId}`, resume_id: resumeId });
+    const ids = (await api.claim(sid)).body.claims.map(
+      (c: { envelope: { id: string } }) => c.envelope.id,
+    );
+    await api.call("POST", `/v1/sessions/${sid}/inbox/ack`, { body: { ids } });
+    expect((await api.call("POST", `/v1/sessions/${sid}/runs/${runId}/finish`)).status).toBe(200);
+    const trail = async () =>
+      (
+        await api.call("GET", `/v1/ops/sessions/default/${sid}/events?limit=500`, {
+          token: OPERATOR_TOKEN,
+        })
+      ).body.events as Array<{ type: string }>;
+    const before = await trail();
+
+    // A replayed webhook makes the kit register the same run for the same resume again.
+    for (let replay = 0; replay < 5; replay++) {
+      const refused = await api.call("POST", `/v1/sessions/${sid}/runs`, {
+        body: { run_id: runId, resume_id: resumeId },
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+      expect(refused.body).toMatchObject({
+        code: "invalid_transition",
+        detail: `resume ${resumeId} was already taken by a run; a finished run does not register again`,
+      });
+    }
+    expect(await api.view(sid)).toMatchObject({
+      status: "idle",
+      run: null,
+      resume: { resume_id: resumeId, state: "completed" },
+    });
+    expect(await trail()).toEqual(before);
   });
 });

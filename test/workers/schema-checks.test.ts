@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
 import { complete, createSession, reserve, result, stubOf, uniqueId, view } from "../support/api";
+import { insertOldRow } from "../support/old-rows";
 
 /** Runs `statement` inside the session's object; the answer is the error message, or null. */
 const refusal = (sid: string, statement: string): Promise<string | null> =>
@@ -104,22 +105,9 @@ describe("the database holds rows to the unions of domain/state.ts", () => {
         endedAt: null,
       };
       const sessionRow = { ...session, resume: JSON.stringify(oldResume) };
-      sql.exec(
-        `INSERT INTO session (${Object.keys(sessionRow).join(", ")}) VALUES (${Object.keys(
-          sessionRow,
-        )
-          .map(() => "?")
-          .join(", ")})`,
-        ...Object.values(sessionRow),
-      );
+      insertOldRow(sql, "session", sessionRow);
       for (const job of jobs) {
-        const row = job.handle === "h1" ? { ...job, output_bytes_total: null } : job;
-        sql.exec(
-          `INSERT INTO jobs (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row)
-            .map(() => "?")
-            .join(", ")})`,
-          ...Object.values(row),
-        );
+        insertOldRow(sql, "jobs", job.handle === "h1" ? { ...job, output_bytes_total: null } : job);
       }
     });
     await abortAllDurableObjects();

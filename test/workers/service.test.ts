@@ -18,7 +18,7 @@ describe("service routes", () => {
     const schema = completion.requestBody.content["application/json"].schema;
     expect(schema.required).toEqual(["status", "exit_code", "output"]);
     expect(schema.properties.status.enum).toEqual(["completed", "failed", "killed", "lost"]);
-    expect(Object.keys(answer.body.paths)).toHaveLength(26);
+    expect(Object.keys(answer.body.paths)).toHaveLength(29);
     expect(answer.body.paths["/v1/ops/sessions/{tenant}/{sid}/redeliver"].post.security).toEqual([
       { operatorToken: [] },
     ]);
@@ -54,9 +54,13 @@ describe("service routes", () => {
     const pulled = (await call("GET", `/v1/sessions/${sid}/exec-jobs/h1`)).body;
     expect(Object.keys(pulled).sort()).toEqual(
       [
+        "cancel_requested",
         "command",
         "completed_at",
         "ended_by",
+        "heartbeat_timeout_ms",
+        "last_heartbeat_at",
+        "progress",
         "exit_code",
         "handle",
         "lifetime",

@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
 import * as api from "../support/api";
+import { insertOldRow } from "../support/old-rows";
 
 const CLAIM_TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -35,13 +36,7 @@ async function storeAsBeforeChecks(
       sql,
       MIGRATIONS.filter((migration) => migration.id < 6),
     );
-    const insert = (table: string, row: Row) =>
-      sql.exec(
-        `INSERT INTO ${table} (${Object.keys(row).join(", ")}) VALUES (${Object.keys(row)
-          .map(() => "?")
-          .join(", ")})`,
-        ...Object.values(row),
-      );
+    const insert = (table: string, row: Row) => insertOldRow(sql, table, row);
     insert("session", { ...session, resume: JSON.stringify(resume) });
     for (const job of jobs) insert("jobs", editJob(job));
   });

@@ -1,8 +1,10 @@
 // Route table, exec jobs: reservation, list, the write_stdin pull, and the runner's completion.
 import { createRoute } from "@hono/zod-openapi";
-import { completionBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
+import { heartbeatReply } from "../../../shared/exec-wire";
+import { completionBody, heartbeatBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
 import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
 import {
+  cancelRequestedSchema,
   completionAcceptedSchema,
   completionDuplicateSchema,
   jobSchema,
@@ -20,7 +22,7 @@ export const reserveJob = createRoute({
   tags,
   summary: "Reserve a job and get its callback",
   description:
-    "Same handle and command again answers 200 with the same job and the identical callback token.",
+    "Same handle and command again answers 200 with the same job and the identical callback token. `heartbeat_timeout_ms` (5,000–86,400,000) asks for liveness: silence past it makes the job `lost` (`ended_by: heartbeat_timeout`); without it the deployment's `HEARTBEAT_TIMEOUT_MS` applies, and none when that is unset.",
   security: AGENT,
   request: { params: sessionParams, body: { required: true, ...json(reserveJobBody) } },
   responses: {
@@ -85,5 +87,45 @@ export const postCompletion = createRoute({
       "job_expired",
       "inbox_full",
     ),
+  },
+});
+
+export const postHeartbeat = createRoute({
+  method: "post",
+  path: "/v1/sessions/{sid}/exec-jobs/{handle}/heartbeat",
+  operationId: "postHeartbeat",
+  tags,
+  summary: "Tell exec-inbox a running job is alive, with its progress (runner, callback token)",
+  description:
+    "The heartbeat timeout counts again from now. `output_tail` (≤ 16 KiB) and `output_bytes_total` show as the job's `progress`. The answer carries `cancel_requested`: end the command and post its result with `ended_by: kill_request`. 409 (the job has a result) and 410: stop heartbeating.",
+  security: CALLBACK,
+  request: { params: jobParams, body: { required: false, ...json(heartbeatBody) } },
+  responses: {
+    200: { description: "Alive", ...json(heartbeatReply) },
+    ...problems(
+      ...EVERY_ROUTE,
+      ...WITH_BODY,
+      "unauthorized",
+      "not_found",
+      "result_conflict",
+      "lifetime_ended",
+      "job_expired",
+    ),
+  },
+});
+
+export const cancelJob = createRoute({
+  method: "post",
+  path: "/v1/sessions/{sid}/exec-jobs/{handle}/cancel",
+  operationId: "cancelJob",
+  tags,
+  summary: "Ask the runner to end a running job",
+  description:
+    "The runner learns it from its next heartbeat's answer, ends the command and posts its result (`ended_by: kill_request`). Cancel never invents a result: the job runs until the runner posts one or its heartbeat timeout passes. Again → 202, nothing new.",
+  security: AGENT,
+  request: { params: jobParams },
+  responses: {
+    202: { description: "Requested", ...json(cancelRequestedSchema) },
+    ...problems(...AUTHENTICATED, "invalid_transition", "job_expired"),
   },
 });

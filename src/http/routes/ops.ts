@@ -5,6 +5,7 @@ import { eventsQuery, jobsQuery, opsSessionsQuery } from "../../domain/schemas";
 import { attentionListSchema, eventsPageSchema, redeliveredSchema } from "../schemas/ops";
 import { AUTHENTICATED, EVERY_ROUTE, problems } from "../schemas/problem";
 import {
+  cancelRequestedSchema,
   completionReplySchema,
   jobSchema,
   jobsPageSchema,
@@ -137,5 +138,19 @@ export const opsMarkLost = createRoute({
   responses: {
     200: { description: "The completion's outcome", ...json(completionReplySchema) },
     ...problems(...AUTHENTICATED, "invalid_transition", "inbox_full"),
+  },
+});
+
+export const opsCancelJob = createRoute({
+  method: "post",
+  path: `${SESSION}/exec-jobs/{handle}/cancel`,
+  operationId: "opsCancelJob",
+  tags,
+  summary: "Ask the runner to end a running job (its next heartbeat carries it)",
+  security: OPERATOR,
+  request: { params: opsJobParams },
+  responses: {
+    202: { description: "Requested", ...json(cancelRequestedSchema) },
+    ...problems(...AUTHENTICATED, "invalid_transition", "job_expired"),
   },
 });

@@ -19,7 +19,9 @@ const auditEventSchema = z
       outcome: z.string().meta({ description: "accepted, duplicate, or the refusal's code" }),
       disposition: z.string().nullable(),
       token_lifetime: z.string().optional(),
+      ended_by: z.literal("heartbeat_timeout").optional(),
     }),
+    z.strictObject({ ...at, type: z.literal("cancel"), handle: z.string() }),
     z.strictObject({
       ...at,
       type: z.literal("delivery"),
@@ -55,7 +57,7 @@ const auditEventSchema = z
     z.strictObject({
       ...at,
       type: z.literal("operator"),
-      action: z.enum(["redeliver", "expire_wait", "mark_lost"]),
+      action: z.enum(["redeliver", "expire_wait", "mark_lost", "cancel"]),
       handle: z.string().optional(),
       resume_id: z.string().optional(),
     }),

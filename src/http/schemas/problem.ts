@@ -12,7 +12,7 @@ const DESCRIPTIONS: Record<number, string> = {
   410: "Gone: the lifetime ended or the job was purged",
   413: "Body or field over its limit",
   415: "Not a JSON media type, or a charset label other than UTF-8",
-  422: "Malformed JSON or a body, query or path that fails validation",
+  422: "Malformed JSON, JSON nested deeper than 128 levels, or a body, query or path that fails validation",
   429: "The inbox backlog is full: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
 };

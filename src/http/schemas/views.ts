@@ -2,6 +2,7 @@
 // "Messages", "Exec jobs", "Runs"): sessions, messages, jobs.
 // The domain's view builders produce these shapes; the route table and the client type against them.
 import { z } from "zod";
+import { SERVICE_ENDED_BY } from "../../../shared/exec-wire";
 import { ENDED_BY, JOB_STATUSES } from "../../domain/schemas";
 
 const timestamp = z.string().meta({ description: "RFC 3339 time (UTC)", format: "date-time" });
@@ -92,9 +93,22 @@ const jobFields = {
   exit_code: z.int().nullable(),
   output_truncated: z.boolean(),
   output_bytes_total: count,
-  ended_by: z.enum([...ENDED_BY, "operator"]).nullable(),
+  ended_by: z.enum([...ENDED_BY, ...SERVICE_ENDED_BY]).nullable(),
   reserved_at: timestamp,
   completed_at: timestamp.nullable(),
+  heartbeat_timeout_ms: z.int().nullable(),
+  last_heartbeat_at: timestamp.nullable(),
+  progress: z
+    .strictObject({
+      output_tail: z.string(),
+      output_bytes_total: count.nullable(),
+      at: timestamp,
+    })
+    .nullable()
+    .meta({
+      description: "The last heartbeat's progress while the job runs; null once it has a result.",
+    }),
+  cancel_requested: z.boolean(),
 };
 
 export const jobSchema = z
@@ -111,7 +125,12 @@ export const jobsPageSchema = z.strictObject({
 });
 
 const callbackSchema = z
-  .strictObject({ url: z.string(), token: z.string() })
+  .strictObject({
+    url: z.string(),
+    token: z.string(),
+    heartbeat_url: z.string(),
+    heartbeat_timeout_ms: z.int().nullable(),
+  })
   .meta({ id: "Callback", description: "Where and with which bearer token the runner reports." });
 
 export const reservationSchema = z.strictObject({ job: jobSchema, callback: callbackSchema });
@@ -171,3 +190,5 @@ export const frontDoorSchema = z
     }),
   })
   .meta({ id: "FrontDoor" });
+
+export const cancelRequestedSchema = z.strictObject({ cancel_requested: z.literal(true) });
