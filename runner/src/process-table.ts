@@ -3,7 +3,7 @@
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { outputBudget } from "../../shared/output-budget";
-import { type CommandCgroup, removeWhenEmpty } from "./cgroup";
+import { removeWhenEmpty } from "./cgroup";
 import { childEnvironment } from "./child-env";
 import { type Exit, exitOf } from "./exit-status";
 import { embeddedPlan, type LaunchPlan, launch } from "./launch";
@@ -51,7 +51,6 @@ export interface ManagedProcess {
   unread: OutputBuffer;
   /** The first limit the command passed; the runner ended it for that. */
   limitHit: LimitHit | null;
-  readonly cgroup: CommandCgroup | null;
 }
 
 export class TooManyProcesses extends Error {}
@@ -154,7 +153,6 @@ export class ProcessTable {
       killRequested: false,
       finalAnswer: null,
       limitHit: null,
-      cgroup,
       child,
       exited: new Promise<Exit>((resolve) => {
         const collect = (chunk: Buffer) => {
