@@ -29,6 +29,11 @@ export interface AgentKitOptions {
   /** The wait a turn ends on when commands still run: `all` (default) or `any` of them. */
   readonly wake?: "all" | "any";
   readonly ceilingMs?: number;
+  /**
+   * Liveness: reserved with every background job. A runner silent this long (it heartbeats every
+   * third of it) is presumed gone, and exec-inbox wakes the agent with the job `lost`.
+   */
+  readonly heartbeatTimeoutMs?: number;
   /** Claim lease: a host that dies holding a claim sees it again this long after. */
   readonly leaseMs?: number;
   readonly maxSteps?: number;

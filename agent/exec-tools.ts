@@ -16,6 +16,8 @@ export interface ExecToolContext {
   readonly onBackground: (handle: string) => void;
   /** The model has seen the command end (or been told its outcome is unknown). */
   readonly onEnded: (handle: string) => void;
+  /** Reserved with every background job: silence this long makes exec-inbox declare it lost. */
+  readonly heartbeatTimeoutMs?: number;
 }
 
 const execCommandInput = z.object({
@@ -44,6 +46,12 @@ const writeStdinInput = z.object({
   max_output_tokens: z.int().min(1).max(1_000_000).optional(),
 });
 
+/** What the model is told of a lost job: a vanished runner is said plainly. */
+const lostNote = (endedBy: string | null): string =>
+  endedBy === "heartbeat_timeout"
+    ? "The runner stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there. Its outcome is unknown, not a result."
+    : "The runner lost this process: its outcome is unknown, not a result.";
+
 /** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
 async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputTokens?: number) {
   try {
@@ -65,9 +73,7 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
       exit_code: job.exit_code,
       output: capped.text,
       output_truncated: job.output_truncated || capped.truncated,
-      ...(job.status === "lost"
-        ? { note: "The runner lost this process: its outcome is unknown, not a result." }
-        : {}),
+      ...(job.status === "lost" ? { note: lostNote(job.ended_by) } : {}),
     };
   } catch (error) {
     if (error instanceof ExecInboxError && error.problem.status === 404) {
@@ -75,6 +81,24 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     }
     throw error;
   }
+}
+
+/** A job whose runner is unreachable: its result if it has one, else its last heartbeat's progress. */
+async function lastKnown(ctx: ExecToolContext, handle: string, maxOutputTokens?: number) {
+  const job = await ctx.inbox.getJob(ctx.sessionId, handle);
+  if (job.status !== "running") return pullFromInbox(ctx, handle, maxOutputTokens);
+  if (job.progress === null) return null;
+  const capped = capText(job.progress.output_tail, outputBudget(maxOutputTokens));
+  return {
+    session_id: handle,
+    status: "running",
+    output: capped.text,
+    output_truncated: true,
+    ...(job.progress.output_bytes_total === null
+      ? {}
+      : { output_bytes_total: job.progress.output_bytes_total }),
+    note: `The runner cannot be reached right now. This is the tail of the output it last reported, at ${job.progress.at}; the command may have moved on. Try write_stdin again later.`,
+  };
 }
 
 export function execTools(ctx: ExecToolContext) {
@@ -92,7 +116,13 @@ export function execTools(ctx: ExecToolContext) {
         // the two is held by the runner until armed, so none can be missed. Both are idempotent.
         try {
           const { callback } = await retrying(() =>
-            ctx.inbox.reserveJob(ctx.sessionId, { handle, command: input.cmd }),
+            ctx.inbox.reserveJob(ctx.sessionId, {
+              handle,
+              command: input.cmd,
+              ...(ctx.heartbeatTimeoutMs === undefined
+                ? {}
+                : { heartbeat_timeout_ms: ctx.heartbeatTimeoutMs }),
+            }),
           );
           await retrying(() => ctx.runner.armCallback(handle, callback));
         } catch (error) {
@@ -139,6 +169,11 @@ export function execTools(ctx: ExecToolContext) {
           if (error instanceof RunnerError && error.status === 404) {
             return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
           }
+          // The runner cannot be reached: what exec-inbox last heard of the job beats nothing.
+          const known = await lastKnown(ctx, input.session_id, input.max_output_tokens).catch(
+            () => null,
+          );
+          if (known !== null) return known;
           throw error;
         }
       },

@@ -182,6 +182,9 @@ async function modelTurn(
       sessionId: record.sessionId,
       onBackground: (handle) => running.add(handle),
       onEnded: (handle) => running.delete(handle),
+      ...(options.heartbeatTimeoutMs === undefined
+        ? {}
+        : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
     }),
     stopWhen: stepCountIs(options.maxSteps ?? 8),
   });

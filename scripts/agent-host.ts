@@ -53,6 +53,10 @@ const host = await startExampleHost({
   agentToken: env.EXEC_INBOX_TOKEN || AGENT_TOKEN,
   // The tenant of that token: resumes signed for another tenant are refused.
   ...(env.EXEC_INBOX_TENANT ? { tenant: env.EXEC_INBOX_TENANT } : {}),
+  // Liveness for every background job (unset: the deployment's HEARTBEAT_TIMEOUT_MS applies).
+  ...(env.EXEC_INBOX_HEARTBEAT_TIMEOUT_MS
+    ? { heartbeatTimeoutMs: Number(env.EXEC_INBOX_HEARTBEAT_TIMEOUT_MS) }
+    : {}),
   resumeSigningSecret: env.RESUME_SIGNING_SECRET || devVar("RESUME_SIGNING_SECRET"),
   runnerUrl: env.RUNNER_URL || "http://127.0.0.1:8788",
   runnerToken: env.RUNNER_TOKEN || "dev-runner-token",

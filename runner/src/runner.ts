@@ -28,6 +28,8 @@ interface RunnerOptions {
 interface Armed {
   readonly url: string;
   readonly token: string;
+  /** The job's heartbeat timeout: its completion is retried at least every third of it. */
+  readonly timeoutMs: number | null;
 }
 
 export class Runner {
@@ -101,7 +103,7 @@ export class Runner {
         at: Date.now(),
         ...liveness,
       });
-      this.armed.set(sessionId, { url, token });
+      this.armed.set(sessionId, { url, token, timeoutMs: liveness.heartbeat_timeout_ms ?? null });
       if (process.exit === null) this.heartbeats.start(sessionId, url, token, liveness);
     }
     if (process.exit !== null) this.report(process);
@@ -150,16 +152,27 @@ export class Runner {
         since: Date.now(),
       },
       body,
+      armed.timeoutMs,
     );
   }
 
-  private dispatch(target: PendingCallback, body: CompletionBody): void {
+  /**
+   * Sends a result until it settles. While it is retried no heartbeat goes (none may follow a
+   * completion), so a job with a heartbeat timeout is retried at least every third of it: after
+   * a restart of exec-inbox its one grace of a timeout must see the result arrive.
+   */
+  private dispatch(
+    target: PendingCallback,
+    body: CompletionBody,
+    timeoutMs: number | null = null,
+  ): void {
+    const cap = this.options.maxDelayMs ?? 30_000;
     const sending = sendCompletion(
       { ...target, body },
       {
         log: this.log,
         baseDelayMs: this.options.baseDelayMs,
-        maxDelayMs: this.options.maxDelayMs,
+        maxDelayMs: timeoutMs === null ? cap : Math.min(cap, Math.floor(timeoutMs / 3)),
         giveUpMs: this.options.callbackGiveUpMs,
       },
       this.stopping.signal,

@@ -1,6 +1,9 @@
 // The operator actions the console offers, each behind a confirmation: what it calls on the API,
 // what the confirmation page says, and the notice after it worked. The API decides if it applies.
-export type ActionName = "redeliver" | "expire-wait" | "delete" | "mark-lost";
+export type ActionName = "redeliver" | "expire-wait" | "delete" | "mark-lost" | "cancel";
+
+/** The actions that apply to one job (the others to a session). */
+export const JOB_ACTIONS: ReadonlySet<ActionName> = new Set(["mark-lost", "cancel"]);
 
 export interface ConsoleAction {
   readonly label: string;
@@ -41,6 +44,17 @@ export const ACTIONS: Record<ActionName, ConsoleAction> = {
       "The running job gets the result lost (ended_by operator), as if its runner had lost the " +
       "process. A late completion from the runner is then refused. The agent is woken like for any lost job.",
     done: "The job was marked lost.",
+    dangerous: true,
+  },
+  cancel: {
+    label: "Cancel job",
+    method: "POST",
+    apiSuffix: (handle) => `/exec-jobs/${encodeURIComponent(handle ?? "")}/cancel`,
+    explain:
+      "The runner is asked to end the command: its next heartbeat's answer says so, and it posts " +
+      "the result (killed, ended_by kill_request). Nothing changes until then: a runner that never " +
+      "heartbeats never learns of it, and the job stays running until its result or its heartbeat timeout.",
+    done: "Cancel requested: the runner learns it from its next heartbeat.",
     dangerous: true,
   },
   delete: {

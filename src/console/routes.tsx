@@ -5,7 +5,7 @@ import type { Child } from "hono/jsx";
 import { problem } from "../../shared/problem";
 import { signInAllowed, throttleKey } from "../domain/console-session";
 import type { AppEnv } from "../http/context";
-import { ACTIONS, type ActionName, isActionName } from "./actions";
+import { ACTIONS, type ActionName, isActionName, JOB_ACTIONS } from "./actions";
 import {
   clearAttempts,
   countAttempt,
@@ -219,12 +219,12 @@ function sessionParams(c: ConsoleContext) {
 const apiBase = (tenant: string, sid: string) =>
   `/v1/ops/sessions/${segment(tenant)}/${segment(sid)}`;
 
-/** The action the path names, and only where it applies: mark-lost on a job, the rest on a session. */
+/** The action the path names, and only where it applies: job actions on a job, the rest on a session. */
 function actionTarget(c: ConsoleContext) {
   const name = c.req.param("action") ?? "";
   const { tenant, sid, handle } = sessionParams(c);
   const onJob = c.req.param("handle") !== undefined;
-  if (!isActionName(name) || (name === "mark-lost") !== onJob) return null;
+  if (!isActionName(name) || JOB_ACTIONS.has(name) !== onJob) return null;
   const action = ACTIONS[name];
   const page = onJob
     ? `${sessionHref(tenant, sid)}/jobs/${segment(handle)}`

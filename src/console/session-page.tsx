@@ -161,6 +161,22 @@ export function noResume(view: SessionView): string {
   return `No resume yet: ${items} for the agent's next run to claim.`;
 }
 
+/** A running job's last heartbeat progress: how much it wrote, when, and its last lines. */
+const Progress: FC<{ progress: NonNullable<JobSummaryView["progress"]>; now: number }> = ({
+  progress,
+  now,
+}) => (
+  <details>
+    <summary>
+      {progress.output_bytes_total === null ? "progress" : `${progress.output_bytes_total} bytes`}{" "}
+      <When iso={progress.at} now={now} />
+    </summary>
+    <pre class="mono">
+      <Visible text={progress.output_tail} />
+    </pre>
+  </details>
+);
+
 const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> = ({
   base,
   jobs,
@@ -207,17 +223,28 @@ const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> =
                 <When iso={job.completed_at} now={now} />
               </td>
               <td>
-                {job.status === "running" ? (
+                {job.status !== "running" ? (
+                  <a href={jobBase}>{job.output_bytes_total} bytes</a>
+                ) : job.progress === null ? (
                   <Dash />
                 ) : (
-                  <a href={jobBase}>{job.output_bytes_total} bytes</a>
+                  <Progress progress={job.progress} now={now} />
                 )}
               </td>
               <td>
                 {job.status === "running" ? (
-                  <a href={`${jobBase}/confirm/mark-lost`} class="danger">
-                    Mark lost…
-                  </a>
+                  <>
+                    {job.cancel_requested ? (
+                      <div class="muted">cancel requested</div>
+                    ) : (
+                      <a href={`${jobBase}/confirm/cancel`} class="danger">
+                        Cancel…
+                      </a>
+                    )}{" "}
+                    <a href={`${jobBase}/confirm/mark-lost`} class="danger">
+                      Mark lost…
+                    </a>
+                  </>
                 ) : null}
               </td>
             </tr>

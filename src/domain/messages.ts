@@ -52,7 +52,12 @@ export function completionEnvelope(
       "background_exec_outcome_unknown",
       job.handle,
       identity,
-      { session_id: job.handle, command: job.command },
+      {
+        session_id: job.handle,
+        command: job.command,
+        // Said plainly to the model: its runner vanished, not merely lost one process.
+        ...(result.endedBy === "heartbeat_timeout" ? { ended_by: "heartbeat_timeout" } : {}),
+      },
       generation,
       now,
     );
@@ -144,7 +149,9 @@ function contentFor(envelope: Envelope): string {
     case "background_exec_outcome_unknown":
       return unknownOutcomeText(
         [String(data.session_id)],
-        `The runner lost track of the background command ${quote(String(data.session_id))} (${String(data.command)}).`,
+        data.ended_by === "heartbeat_timeout"
+          ? `The runner of the background command ${quote(String(data.session_id))} (${String(data.command)}) stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there.`
+          : `The runner lost track of the background command ${quote(String(data.session_id))} (${String(data.command)}).`,
       );
     case "background_exec_wait_expired": {
       const handles = (data.handles as string[]) ?? [];

@@ -67,8 +67,19 @@ export function listJobs(
   return { ok: true, value: { jobs: page.jobs.map(jobSummaryView), next: page.next } };
 }
 
-export const complete = (k: Kernel, cmd: Omit<CompleteCmd, "resumeId">): Result<CompletionReply> =>
-  run(k, completionRule, { ...cmd, resumeId: newId("rs") });
+export function complete(k: Kernel, cmd: Omit<CompleteCmd, "resumeId">): Result<CompletionReply> {
+  const result = run(k, completionRule, { ...cmd, resumeId: newId("rs") });
+  if (!result.ok && result.code === "inbox_full") {
+    // The runner is alive and holds the result until there is room (it sends no heartbeat once
+    // its command ended): the refusal counts as its heartbeat, so the job is not declared lost.
+    k.execute(heartbeatRule, {
+      lifetime: cmd.lifetime,
+      handle: cmd.handle,
+      tokenSeq: cmd.tokenSeq,
+    });
+  }
+  return result;
+}
 
 /**
  * A heartbeat commits its one row and nothing follows: it moves no timer earlier (the alarm,

@@ -163,4 +163,47 @@ describe("the agent kit when a process dies", () => {
     expect(agent.host.kit.deliveries.filter((d) => d.sessionId === sid)).toHaveLength(1);
     await agent.host.close();
   });
+
+  it("tells the model plainly when its runner vanished for good: the job is lost by heartbeat timeout and the agent woken once", async () => {
+    const sid = "agent-runner-vanishes";
+    const agent = await stack.startHost({ heartbeatTimeoutMs: 5_000 });
+    await agent.host.kit.createSession(sid);
+    await agent.host.kit.sendUserMessage(sid, "run: sleep 60; printf never");
+    const handle = (await agent.host.kit.conversation(sid))?.running[0];
+    const job = await stack.inbox.getJob(sid, handle!);
+    expect(job).toMatchObject({ status: "running", heartbeat_timeout_ms: 5_000 });
+
+    // The runner dies and nothing takes its place: no restart reports the process lost.
+    await stack.runner.kill();
+    try {
+      const record = await conversationWhen(
+        agent,
+        sid,
+        (r) => assistantTexts(r).some((text) => text.includes("unknown")),
+        30_000,
+      );
+      await agent.host.kit.settled(sid);
+      expect(await stack.inbox.getJob(sid, handle!)).toMatchObject({
+        status: "lost",
+        ended_by: "heartbeat_timeout",
+      });
+      const prompts = agent.models.get(sid)!.doGenerateCalls.map((call) => call.prompt);
+      const told = runtimeMessages(userTexts(prompts.at(-1)!));
+      expect(told).toHaveLength(1);
+      expect(told[0]).toContain("stopped sending heartbeats");
+      // write_stdin cannot reach the runner; exec-inbox's record says why, in words.
+      expect(toolResults(record).at(-1)?.value).toMatchObject({
+        session_id: handle,
+        status: "lost",
+        note: expect.stringContaining("stopped sending heartbeats"),
+      });
+      const deliveries = agent.host.kit.deliveries.filter((d) => d.sessionId === sid);
+      expect(deliveries).toEqual([
+        expect.objectContaining({ reason: "background_exec_outcome_unknown", outcome: "accepted" }),
+      ]);
+    } finally {
+      await stack.restartRunner();
+      await agent.host.close();
+    }
+  });
 });

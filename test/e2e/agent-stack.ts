@@ -58,7 +58,9 @@ export interface AgentStack {
   readonly hostPort: number;
   /** `execInboxUrl`/`runnerUrl` put a fault proxy between the host and exec-inbox or the runner. */
   startHost(
-    options?: Partial<Pick<ExampleHostOptions, "afterStore" | "execInboxUrl" | "runnerUrl">>,
+    options?: Partial<
+      Pick<ExampleHostOptions, "afterStore" | "execInboxUrl" | "runnerUrl" | "heartbeatTimeoutMs">
+    >,
   ): Promise<HostInstance>;
   /** `npm run agent` as a real process (node, no wrapper) on the stack's host port and store. */
   spawnHostProcess(env?: Record<string, string>): Promise<HostProcess>;

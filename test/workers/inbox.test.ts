@@ -104,6 +104,9 @@ describe("the inbox", () => {
     expect(full.body.code).toBe("inbox_full");
     expect(full.headers.get("retry-after")).toBe("5");
     expect(await api.view(sid)).toEqual(before);
+    // The runner holding the result is alive: the refusal counts as its heartbeat (liveness).
+    const held = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs/last`)).body;
+    expect(held).toMatchObject({ status: "running", last_heartbeat_at: expect.any(String) });
 
     const claimed = await api.claim(sid, { max: 128 });
     expect(claimed.body.claims).toHaveLength(128);
