@@ -104,11 +104,15 @@ export class JobHandle {
   ): Promise<CompleteOutcome> {
     this.stop();
     const base = this.options.retryBaseMs ?? 500;
+    // No heartbeat follows the result: a timed job's result must arrive within its timeout, also
+    // after a restart of exec-inbox (one grace of a timeout) or a half-open connection.
+    const timeout = this.callback.heartbeat_timeout_ms ?? null;
+    const cap = timeout === null ? MAX_RETRY_DELAY_MS : Math.min(MAX_RETRY_DELAY_MS, timeout / 3);
+    const attemptMs = timeout === null ? 30_000 : Math.floor(timeout / 3);
     let body = result;
     for (let attempt = 1; ; attempt += 1) {
       if (options.signal?.aborted) throw options.signal.reason;
-      let delay =
-        Math.min(MAX_RETRY_DELAY_MS, base * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      let delay = Math.min(cap, base * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       try {
         const response = await this.fetcher(
           new Request(this.callback.url, {
@@ -118,7 +122,10 @@ export class JobHandle {
               "content-type": "application/json",
             },
             body: JSON.stringify(body),
-            signal: options.signal,
+            signal: AbortSignal.any([
+              ...(options.signal === undefined ? [] : [options.signal]),
+              AbortSignal.timeout(attemptMs),
+            ]),
           }),
         );
         const text = await response.text();
@@ -133,7 +140,9 @@ export class JobHandle {
         }
         if (status !== 429 && status < 500) throw new ExecInboxError(problem);
         const hinted = Number(response.headers.get("retry-after"));
-        if (Number.isFinite(hinted) && hinted > 0) delay = Math.max(delay, hinted * 1000);
+        if (Number.isFinite(hinted) && hinted > 0) {
+          delay = Math.min(cap, Math.max(delay, hinted * 1000));
+        }
         this.options.log?.(
           `completion ${status} ${problem.code}, retry in ${Math.round(delay)} ms`,
         );

@@ -49,6 +49,8 @@ interface SenderOptions {
   readonly baseDelayMs?: number;
   readonly maxDelayMs?: number;
   readonly giveUpMs?: number;
+  /** One attempt's bound (30 s): a half-open connection must not hold the result longer. */
+  readonly attemptTimeoutMs?: number;
   readonly random?: () => number;
 }
 
@@ -115,7 +117,7 @@ export async function sendCompletion(
         method: "POST",
         headers: { authorization: `Bearer ${target.token}`, "content-type": "application/json" },
         body: JSON.stringify(body),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]),
+        signal: AbortSignal.any([signal, AbortSignal.timeout(options.attemptTimeoutMs ?? 30_000)]),
       });
       const text = await response.text();
       const status = response.status;

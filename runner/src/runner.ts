@@ -173,6 +173,8 @@ export class Runner {
         log: this.log,
         baseDelayMs: this.options.baseDelayMs,
         maxDelayMs: timeoutMs === null ? cap : Math.min(cap, Math.floor(timeoutMs / 3)),
+        // An attempt stuck on a half-open connection would outlast the timeout as surely.
+        ...(timeoutMs === null ? {} : { attemptTimeoutMs: Math.floor(timeoutMs / 3) }),
         giveUpMs: this.options.callbackGiveUpMs,
       },
       this.stopping.signal,
