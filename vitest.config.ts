@@ -47,6 +47,11 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["src/**/*.test.ts", "client/**/*.test.ts", "test/workers/**/*.test.ts"],
+          // `npm run fuzz` raises both (FUZZ_RUNS, PROPERTY_RUNS); CI runs what it can afford.
+          provide: {
+            fuzzRuns: Number(process.env.FUZZ_RUNS ?? 400),
+            propertyRuns: Number(process.env.PROPERTY_RUNS ?? 10_000),
+          },
         },
       },
       {

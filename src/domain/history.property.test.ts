@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { type Command, checkInvariants, commandArb, History } from "../../test/support/history";
 
 function replay(commands: Command[]): History {
@@ -18,7 +18,7 @@ describe("the domain under random histories", () => {
           replay([{ t: "create" }, ...commands]);
         },
       ),
-      { numRuns: 3000, seed: 20261130 },
+      { numRuns: inject("propertyRuns"), seed: 20261130 },
     );
   });
 

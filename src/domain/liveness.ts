@@ -28,13 +28,18 @@ export const HEARTBEAT_LOST: JobResult = {
 
 type RunningJob = Extract<Job, { result: null }>;
 
+/** A deadline checked this long after it passed shows the service could not run it: downtime. */
+export const LATE_CHECK_MS = 1_000;
+
 /**
  * What a passed deadline means. The runner was last heard at `heard`. If the service has started
  * since (`serviceUpSince`: this isolate's first event), its heartbeats may have met the downtime:
- * the job gets one grace of a whole timeout from now, once per silence. An object closed when
- * idle keeps its isolate, so its alarm finds no new start and no grace; an isolate that starts
- * only for the alarm (as the platform may do) gives one grace, never two: a vanished runner is
- * declared lost at most one timeout late, never postponed for ever.
+ * the job gets a grace of a whole timeout from now. The first grace of a silence needs only that
+ * start; another one needs a newer start *and* a check that ran late (an alarm that could not fire
+ * on time because the service was down again). An object closed when idle keeps its isolate, so
+ * its alarm finds no new start and no grace. An isolate the platform starts only for an alarm
+ * that fires on time earns one grace, never two: a vanished runner is declared lost at most one
+ * timeout late beyond the downtime, never postponed for ever.
  */
 export function silenceVerdict(
   job: RunningJob,
@@ -43,7 +48,10 @@ export function silenceVerdict(
 ): "alive" | "grace" | "lost" {
   if (job.deadlineAt === null || job.deadlineAt > now) return "alive";
   const heard = job.lastHeartbeatAt ?? job.reservedAt;
-  return serviceUpSince > heard && job.graceFor === null ? "grace" : "lost";
+  if (serviceUpSince <= heard) return "lost";
+  if (job.graceFor === null) return "grace";
+  const downAgain = serviceUpSince > job.graceFor && now - job.deadlineAt >= LATE_CHECK_MS;
+  return downAgain ? "grace" : "lost";
 }
 
 const withJob = (session: Session, job: Job): Session => ({
