@@ -1,7 +1,7 @@
 // Starts one command: its cgroups and rlimits first, then bubblewrap (or bash alone with
 // RUNNER_SANDBOX=none), as the leader of a new session. Watching limits is limit-watch.ts's.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BwrapProbe, bwrapArgs, probeBwrap } from "./bwrap";
@@ -36,6 +36,23 @@ const BASH = ["/bin/bash", "--norc", "--noprofile", "-c"];
 
 let probed: BwrapProbe | undefined;
 
+const THROWAWAY_ROOT = /^exec-inbox-runner-work-(\d+)$/;
+
+/** Roots of embedded runners whose process is gone: a test worker is often ended without `exit`. */
+function sweepThrowawayRoots(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(THROWAWAY_ROOT.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ESRCH") {
+        rmSync(join(tmpdir(), name), { recursive: true, force: true });
+      }
+    }
+  }
+}
+
 /**
  * For a runner embedded in a script or test (main.ts reads the settings instead): the sandbox
  * where it works, default limits, no cgroups, `stateDir` hidden, and workspaces in a throwaway
@@ -46,6 +63,7 @@ export function embeddedPlan(stateDir?: string): Omit<LaunchPlan, "env"> {
   if (probed === undefined) {
     probed = probeBwrap();
     process.once("exit", () => rmSync(workRoot, { recursive: true, force: true }));
+    sweepThrowawayRoots();
   }
   return {
     sandbox: {
