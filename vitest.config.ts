@@ -59,6 +59,8 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts", "test/runner/**/*.test.ts"],
           environment: "node",
+          // Finds Debian's bubblewrap or installs it: the runner sandboxes every command by default.
+          globalSetup: ["test/runner/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -108,7 +108,8 @@ export function execTools(ctx: ExecToolContext) {
         "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
       inputSchema: execCommandInput,
       execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
-        const answer = await ctx.runner.execCommand(input);
+        // The session's own workspace: another agent's files are not in the command's view.
+        const answer = await ctx.runner.execCommand({ ...input, workspace: ctx.sessionId });
         const handle = answer.session_id;
         if (handle === undefined) return answer;
         // Reserve and arm before the model hears of the handle: a completion that comes between

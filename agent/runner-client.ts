@@ -3,6 +3,8 @@
 
 export interface ExecCommandInput {
   readonly cmd: string;
+  /** The agent session whose workspace (RUNNER_WORK_ROOT/<id>) the command runs in. */
+  readonly workspace?: string | undefined;
   readonly workdir?: string | undefined;
   readonly yield_time_ms?: number | undefined;
   readonly max_output_tokens?: number | undefined;

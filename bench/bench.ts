@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, startWranglerDev } from "../test/support/local-stack";
 import { benchIndex } from "./bench-index";
+import { benchSandbox } from "./bench-sandbox";
 import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
@@ -169,6 +170,7 @@ async function main(): Promise<void> {
   for (let run = 1; run <= PLAN.runs; run += 1) await oneRun(run, scripts);
   printTables(tally, PLAN);
   await benchSemantics(scripts);
+  await benchSandbox(quick ? 50 : undefined);
   if (!quick) await benchSyscalls(scripts.execInbox);
   if (!quick) {
     say("### The session index off and on (`npm run bench:index`, wrangler dev)");

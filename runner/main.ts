@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { serve } from "@hono/node-server";
+import { cgroupRoots, removeRoots } from "./src/cgroup";
 import { childEnvironment } from "./src/child-env";
 import { Runner } from "./src/runner";
 import { runnerApp } from "./src/server";
@@ -19,6 +20,14 @@ if (!process.env.RUNNER_STATE_DIR && existsSync(".runner-state/callbacks.jsonl")
     `[runner] warning: ./.runner-state holds an old journal; to resend what it owes, start once with RUNNER_STATE_DIR=.runner-state, then delete it. Journal now in ${settings.stateDir}`,
   );
 }
+const { sandbox } = settings;
+if (sandbox.warning !== null) console.error(`[runner] WARNING: ${sandbox.warning}`);
+// Joining a v1 cgroup costs a command an RCU grace period (~10–15 ms here, docs/benchmarks.md).
+const cgroups = process.env.RUNNER_CGROUPS === "off" ? { memory: null, pids: null } : cgroupRoots();
+const held = [cgroups.memory && "memory", cgroups.pids && "pids"].filter(Boolean).join(" and ");
+console.log(
+  `[runner] sandbox ${sandbox.mode}${sandbox.mode === "bwrap" ? ` (network ${sandbox.network})` : ""}; workspaces in ${sandbox.workRoot}; cgroup limits: ${held || "none (memory falls back to RLIMIT_AS, no pids limit)"}`,
+);
 const CALLBACK_GRACE_MS = 5000;
 const runner = new Runner({
   stateDir: settings.stateDir,
@@ -26,6 +35,7 @@ const runner = new Runner({
   killGraceMs: settings.killGraceMs,
   retentionMs: settings.retentionMs,
   callbackGiveUpMs: settings.callbackGiveUpMs,
+  launch: { sandbox, cgroups, stateDir: settings.stateDir },
 });
 runner.recover();
 
@@ -52,6 +62,7 @@ async function stop(signal: string): Promise<void> {
   }, deadline).unref();
   server.close();
   await runner.close(CALLBACK_GRACE_MS);
+  removeRoots(cgroups);
   process.exit(0);
 }
 process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -5,7 +5,17 @@ import { z } from "zod";
 export const MAX_COMMAND_BYTES = 8 * 1024;
 
 export const TERMINAL_STATUSES = ["completed", "failed", "killed", "lost"] as const;
-export const ENDED_BY = ["process", "runner_timeout", "runner_shutdown", "kill_request"] as const;
+export const ENDED_BY = [
+  "process",
+  "runner_timeout",
+  "runner_shutdown",
+  "kill_request",
+  // The runner ended the command at one of its limits (runner/src/limit-watch.ts).
+  "memory_limit",
+  "pids_limit",
+  "output_limit",
+  "disk_limit",
+] as const;
 
 /** Room for the runner's own text in a truncated output (a cut marker such as "…[N bytes omitted]…"). */
 const CUT_MARKER_ALLOWANCE_BYTES = 256;

@@ -20,10 +20,9 @@ export function completionFor(process: ManagedProcess, shuttingDown: boolean): C
   }
   const endedBy = process.killRequested
     ? "kill_request"
-    : shuttingDown
-      ? "runner_shutdown"
-      : "process";
-  if (exit.kind === "signaled")
+    : (process.limitHit ?? (shuttingDown ? "runner_shutdown" : "process"));
+  // A limit ends the command however its shell then exits (an OOM-killed child, SIGXFSZ).
+  if (exit.kind === "signaled" || process.limitHit !== null)
     return { ...base, status: "killed", exit_code: null, ended_by: endedBy };
   return { ...base, status: "completed", exit_code: exit.exitCode, ended_by: endedBy };
 }

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 
 export function spawnInGroup(
-  command: string,
+  argv: readonly string[],
   workdir: string | undefined,
   env: Record<string, string>,
 ): ChildProcessWithoutNullStreams {
@@ -14,7 +14,10 @@ export function spawnInGroup(
   // process that calls setsid itself leaves it.
   // --norc: stdin is a socket, which bash takes for rshd and then runs ~/.bashrc unless SHLVL is
   // set (the scrubbed environment has none); a user's rc file must not change what commands do.
-  return spawn("/bin/bash", ["--norc", "--noprofile", "-c", command], {
+  // (launch.ts passes those flags.)
+  const [file, ...args] = argv;
+  if (file === undefined) throw new Error("spawnInGroup needs a program");
+  return spawn(file, args, {
     cwd: workdir,
     env,
     detached: true,
@@ -65,10 +68,18 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
  * The group is signalled at once by the kernel (what it forks meanwhile included); the rest one by
  * one, as found in /proc. Without /proc, the group only.
  */
-function signalSession(sid: number | undefined, signal: NodeJS.Signals): boolean {
+function signalSession(
+  sid: number | undefined,
+  signal: NodeJS.Signals,
+  spareLeader = false,
+): boolean {
   if (sid === undefined) return false;
   const members = sessionMembers(sid);
   if (members !== null && members.length === 0) return false;
+  if (spareLeader) {
+    for (const pid of members ?? []) if (pid !== sid) signalQuietly(pid, signal);
+    return true;
+  }
   // Only while the session has a member: then the number cannot name someone else's group.
   try {
     process.kill(-sid, signal);
@@ -87,11 +98,16 @@ const someLeft = (sid: number): boolean => (sessionMembers(sid) ?? [sid]).length
  * still open after another `graceMs`, stop waiting for them: a process that left the session with
  * setsid may hold them for ever, and an exit must not wait on it. Settles when all that is done,
  * early if the command exited and nothing of its session is left.
+ *
+ * `sandboxed`: the leader is bwrap, which dies at once on SIGTERM and takes the PID namespace with
+ * it (SIGKILL to all): SIGTERM then goes to the command's processes only, so they get their grace,
+ * and the SIGKILL to bwrap ends everything in the namespace, setsid'd daemons included.
  */
 export async function endSession(
   child: ChildProcessWithoutNullStreams,
   exited: Promise<unknown>,
   graceMs: number,
+  sandboxed = false,
 ): Promise<void> {
   const sid = child.pid;
   if (sid === undefined) return;
@@ -100,7 +116,7 @@ export async function endSession(
     over = true;
   });
   const startedAt = Date.now();
-  signalSession(sid, "SIGTERM");
+  signalSession(sid, "SIGTERM", sandboxed);
   await Promise.race([ended, delay(graceMs)]);
   if (over && !someLeft(sid)) return;
   // Exited early but left something behind: it still gets the rest of SIGTERM's grace.

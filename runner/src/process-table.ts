@@ -3,9 +3,13 @@
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { outputBudget } from "../../shared/output-budget";
+import { removeWhenEmpty } from "./cgroup";
 import { childEnvironment } from "./child-env";
+import { type Exit, exitOf } from "./exit-status";
+import { embeddedPlan, type LaunchPlan, launch } from "./launch";
+import { type LimitHit, limitPassed, watchLimits } from "./limit-watch";
 import { OutputBuffer } from "./output-buffer";
-import { endSession, spawnInGroup } from "./process-group";
+import { endSession } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;
 const DEFAULT_YIELD_MS = 10_000;
@@ -18,10 +22,7 @@ const FULL_TAIL_BYTES = 96 * 1024;
 export const clampYield = (ms: number | undefined): number =>
   Math.min(MAX_YIELD_MS, Math.max(MIN_YIELD_MS, ms ?? DEFAULT_YIELD_MS));
 
-export type Exit =
-  | { readonly kind: "exited"; readonly exitCode: number }
-  | { readonly kind: "signaled"; readonly signal: string }
-  | { readonly kind: "spawn_failed"; readonly message: string };
+export type { Exit } from "./exit-status";
 
 interface ToolAnswer {
   readonly session_id?: string;
@@ -30,6 +31,8 @@ interface ToolAnswer {
   readonly wall_time_ms: number;
   readonly output_bytes_total: number;
   readonly output_bytes_dropped: number;
+  /** Only when a limit ended the command: which one, as the completion says it. */
+  readonly ended_by?: LimitHit;
 }
 
 export interface ManagedProcess {
@@ -46,6 +49,8 @@ export interface ManagedProcess {
   readonly child: ChildProcessWithoutNullStreams | null;
   readonly exited: Promise<Exit>;
   unread: OutputBuffer;
+  /** The first limit the command passed; the runner ended it for that. */
+  limitHit: LimitHit | null;
 }
 
 export class TooManyProcesses extends Error {}
@@ -58,6 +63,8 @@ interface ProcessTableOptions {
   /** The commands' whole environment (default: the allow-list of child-env.ts). */
   readonly env?: Record<string, string>;
   readonly killGraceMs?: number;
+  /** Sandbox, limits and cgroups (default: bwrap where it works, default limits, no cgroups). */
+  readonly launch?: Omit<LaunchPlan, "env">;
 }
 
 const exitCodeOf = (exit: Exit): number | null => (exit.kind === "exited" ? exit.exitCode : null);
@@ -68,6 +75,7 @@ export class ProcessTable {
   private readonly nextId: () => string;
   private readonly env: Record<string, string>;
   private readonly killGraceMs: number;
+  private readonly plan: LaunchPlan;
   private closed = false;
 
   constructor(options: ProcessTableOptions = {}) {
@@ -75,6 +83,11 @@ export class ProcessTable {
     this.nextId = options.nextId ?? (() => String(++counter));
     this.env = options.env ?? childEnvironment(process.env);
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.plan = { ...(options.launch ?? embeddedPlan()), env: this.env };
+  }
+
+  get sandboxed(): boolean {
+    return this.plan.sandbox.mode === "bwrap";
   }
 
   onExit(listener: (process: ManagedProcess) => void): void {
@@ -105,13 +118,29 @@ export class ProcessTable {
     if (this.processes.get(sessionId)?.exit !== null) this.processes.delete(sessionId);
   }
 
-  start(command: string, workdir: string | undefined): ManagedProcess {
+  start(
+    command: string,
+    request: { workspace?: string | undefined; workdir?: string | undefined } = {},
+  ): ManagedProcess {
     if (this.closed) throw new ShuttingDown("the runner is shutting down");
     if (this.liveCount >= MAX_LIVE_PROCESSES) {
       throw new TooManyProcesses(`at most ${MAX_LIVE_PROCESSES} processes may run at once`);
     }
     const sessionId = this.nextId();
-    const child = spawnInGroup(command, workdir, this.env);
+    const { child, cgroup, workspace } = launch(this.plan, sessionId, command, request);
+    const limits = this.plan.sandbox.limits;
+    const watched = {
+      startedAt: Date.now(),
+      cgroup,
+      workspace,
+      outputBytes: () => managed.full.totalBytes,
+    };
+    const limitReached = (hit: LimitHit) => {
+      if (managed.exit !== null || managed.limitHit !== null || managed.killRequested) return;
+      managed.limitHit = hit;
+      void this.end(managed);
+    };
+    const stopWatching = watchLimits(watched, limits, limitReached);
     const managed: ManagedProcess = {
       sessionId,
       command,
@@ -123,11 +152,13 @@ export class ProcessTable {
       exitReported: false,
       killRequested: false,
       finalAnswer: null,
+      limitHit: null,
       child,
       exited: new Promise<Exit>((resolve) => {
         const collect = (chunk: Buffer) => {
           managed.full.append(chunk);
           managed.unread.append(chunk);
+          if (managed.full.totalBytes > limits.outputBytes) limitReached("output_limit");
         };
         child.stdout.on("data", collect);
         child.stderr.on("data", collect);
@@ -136,14 +167,19 @@ export class ProcessTable {
         });
         child.once("error", (error) => resolve({ kind: "spawn_failed", message: error.message }));
         // `close` (not `exit`) waits for stdout/stderr to drain, so no output is lost.
-        child.once("close", (code, signal) =>
-          resolve(
-            signal === null
-              ? { kind: "exited", exitCode: code ?? 0 }
-              : { kind: "signaled", signal },
-          ),
-        );
+        child.once("close", (code, signal) => resolve(exitOf(code, signal, this.sandboxed)));
       }).then((exit) => {
+        stopWatching();
+        // A limit that ended the command by itself (the OOM killer, RLIMIT_FSIZE) is seen only now.
+        if (managed.limitHit === null && !managed.killRequested) {
+          managed.limitHit = limitPassed(
+            watched,
+            { ...limits, wallMs: Infinity },
+            Date.now(),
+            true,
+          );
+        }
+        removeWhenEmpty(cgroup);
         managed.exit = exit;
         managed.endedAt = Date.now();
         for (const listener of this.exitListeners) listener(managed);
@@ -183,20 +219,22 @@ export class ProcessTable {
     process.exitReported = true;
     process.finalAnswer = {
       session_id: process.sessionId,
-      exit_code: exitCodeOf(process.exit),
+      exit_code: process.limitHit === null ? exitCodeOf(process.exit) : null,
       ...base,
+      ...(process.limitHit === null ? {} : { ended_by: process.limitHit }),
     };
     return process.finalAnswer;
   }
 
   async execCommand(input: {
     cmd: string;
+    workspace?: string;
     workdir?: string;
     yield_time_ms?: number;
     max_output_tokens?: number;
   }): Promise<ToolAnswer> {
     const startedAt = Date.now();
-    const process = this.start(input.cmd, input.workdir);
+    const process = this.start(input.cmd, input);
     await this.waitUpTo(process, clampYield(input.yield_time_ms));
     const answer = this.answer(process, startedAt, input.max_output_tokens);
     if (process.exit === null) return answer;
@@ -252,6 +290,6 @@ export class ProcessTable {
 
   private end(process: ManagedProcess): Promise<void> {
     if (process.child === null) return Promise.resolve();
-    return endSession(process.child, process.exited, this.killGraceMs);
+    return endSession(process.child, process.exited, this.killGraceMs, this.sandboxed);
   }
 }

@@ -5,6 +5,7 @@ import { childEnvironment } from "./child-env";
 import { type CompletionBody, completionFor, lostCompletion } from "./completion";
 import { Heartbeats, type Liveness } from "./heartbeats";
 import { Journal, type PendingCallback } from "./journal";
+import { embeddedPlan, type LaunchPlan } from "./launch";
 import { type ManagedProcess, ProcessTable } from "./process-table";
 
 interface RunnerOptions {
@@ -18,6 +19,8 @@ interface RunnerOptions {
   /** An exited process is forgotten this long after nothing is owed for it (default 1 h). */
   readonly retentionMs?: number;
   readonly callbackGiveUpMs?: number;
+  /** Sandbox, limits and cgroups of every command (default: the process table's). */
+  readonly launch?: Omit<LaunchPlan, "env">;
   /** First retry of a failed heartbeat (default 1 s). */
   readonly heartbeatRetryBaseMs?: number;
 }
@@ -50,7 +53,11 @@ export class Runner {
       nextId: () => this.journal.nextSessionId(),
       env: options.childEnv ?? childEnvironment(process.env),
       killGraceMs: options.killGraceMs,
+      launch: options.launch ?? embeddedPlan(options.stateDir),
     });
+    if (options.launch === undefined && !this.table.sandboxed) {
+      this.log("warning: bwrap does not work here; commands run WITHOUT a sandbox");
+    }
     this.table.onExit((process) => this.processEnded(process));
     this.heartbeats = new Heartbeats({
       log: this.log,

@@ -8,6 +8,7 @@ import { problem } from "../../shared/problem";
 import { ShuttingDown, TooManyProcesses, UnknownProcess } from "./process-table";
 import type { Runner } from "./runner";
 import { isListedToken } from "./runner-token";
+import { isWorkspaceName } from "./workspaces";
 
 const tokens = z.int().min(1).max(1_000_000);
 
@@ -16,6 +17,11 @@ const execCommandBody = z.strictObject({
     .string()
     .min(1)
     .max(64 * 1024),
+  /** The agent session the command belongs to: its files live in that session's workspace. */
+  workspace: z
+    .string()
+    .refine(isWorkspaceName, "a session id: 1–128 of [A-Za-z0-9._:-], not . or ..")
+    .optional(),
   workdir: z.string().min(1).optional(),
   yield_time_ms: z.int().min(0).max(3_600_000).optional(),
   max_output_tokens: tokens.optional(),

@@ -1,6 +1,8 @@
 // Reads the runner's settings from its environment and refuses unsafe ones before anything starts.
 // Printing the refusal and exiting is left to main.ts.
 import { join } from "node:path";
+import { type BwrapProbe, probeBwrap } from "./bwrap";
+import { readSandboxSettings, type SandboxSettings } from "./sandbox-settings";
 
 export const DEV_RUNNER_TOKEN = "dev-runner-token";
 
@@ -17,6 +19,7 @@ interface RunnerSettings {
   readonly killGraceMs: number;
   /** How long a doubtful refusal (401, 404, 422…) is retried before the result is parked. */
   readonly callbackGiveUpMs: number;
+  readonly sandbox: SandboxSettings;
 }
 
 type SettingsResult =
@@ -30,13 +33,9 @@ function isLoopback(host: string): boolean {
   return bare === "localhost" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
-/** `$XDG_STATE_HOME/exec-inbox-runner`, else `~/.local/state/exec-inbox-runner`: never the workdir. */
-function defaultStateDir(env: NodeJS.ProcessEnv, home: string): string {
-  const base = env.XDG_STATE_HOME?.startsWith("/")
-    ? env.XDG_STATE_HOME
-    : join(home, ".local/state");
-  return join(base, "exec-inbox-runner");
-}
+/** `$XDG_STATE_HOME`, else `~/.local/state`: the journal and the workspaces go under it, apart. */
+const stateBase = (env: NodeJS.ProcessEnv, home: string): string =>
+  env.XDG_STATE_HOME?.startsWith("/") ? env.XDG_STATE_HOME : join(home, ".local/state");
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number | string {
   const raw = env[name];
@@ -45,7 +44,11 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return Number.isSafeInteger(value) && value > 0 ? value : `${name} must be a positive integer`;
 }
 
-export function readSettings(env: NodeJS.ProcessEnv, home: string): SettingsResult {
+export function readSettings(
+  env: NodeJS.ProcessEnv,
+  home: string,
+  probe: () => BwrapProbe = probeBwrap,
+): SettingsResult {
   const host = env.RUNNER_HOST || "127.0.0.1";
   const tokens = (env.RUNNER_TOKENS ?? DEV_RUNNER_TOKEN)
     .split(",")
@@ -80,14 +83,17 @@ export function readSettings(env: NodeJS.ProcessEnv, home: string): SettingsResu
   };
   const invalid = Object.values(numbers).find((value) => typeof value === "string");
   if (typeof invalid === "string") return { ok: false, error: invalid };
+  const sandbox = readSandboxSettings(env, stateBase(env, home), isLoopback(host), probe);
+  if (!sandbox.ok) return sandbox;
   return {
     ok: true,
     settings: {
       host,
       tokens,
-      stateDir: env.RUNNER_STATE_DIR || defaultStateDir(env, home),
+      stateDir: env.RUNNER_STATE_DIR || join(stateBase(env, home), "exec-inbox-runner"),
       childEnvNames,
       ...(numbers as Record<keyof typeof numbers, number>),
+      sandbox: sandbox.sandbox,
     },
   };
 }

@@ -41,10 +41,13 @@ describe("what a command can see of the runner (real processes)", () => {
     expect(names).toContain("PATH");
   });
 
-  it("a command running as the runner's user can still read the runner's environment in /proc/$PPID/environ: the scrub is no boundary", async () => {
-    // Pins what README and decision 52 say. If this starts failing, the runner stopped keeping its
-    // settings in its initial environment: update both before changing this test.
-    const runner = await startRunnerProcess(join(root, "proc-environ"));
+  it("without the sandbox a command running as the runner's user can still read the runner's environment in /proc/$PPID/environ: the scrub is no boundary", async () => {
+    // Pins what README and decision 52 say of RUNNER_SANDBOX=none. If this starts failing, the
+    // runner stopped keeping its settings in its initial environment: update both first. With the
+    // sandbox the same read fails (sandbox-attacks.test.ts).
+    const runner = await startRunnerProcess(join(root, "proc-environ"), {
+      env: { RUNNER_SANDBOX: "none" },
+    });
     const answer = await run(runner.base, "echo $PPID; tr '\\0' '\\n' < /proc/$PPID/environ");
     await runner.stop();
     const [ppid, ...environ] = (answer.output as string).split("\n");
@@ -66,6 +69,7 @@ describe("what a command can see of the runner (real processes)", () => {
     const workdir = join(root, "workdir");
     const stateHome = join(root, "xdg-state");
     mkdirSync(workdir);
+    // A command that names no workspace runs in the shared one, under the default work root.
     const runner = await startRunnerProcess(null, {
       cwd: workdir,
       env: { XDG_STATE_HOME: stateHome },
@@ -86,7 +90,7 @@ describe("what a command can see of the runner (real processes)", () => {
     const look = await run(runner.base, `pwd; ls -A; grep -rl ${token} . ; true`);
     await runner.kill();
 
-    expect(look.output).toBe(`${workdir}\n`);
+    expect(look.output).toBe(`${join(stateHome, "exec-inbox-runner-work", "@shared")}\n`);
     const dir = join(stateHome, "exec-inbox-runner");
     const journal = join(dir, "callbacks.jsonl");
     expect(readFileSync(journal, "utf8")).toContain(token);

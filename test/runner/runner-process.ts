@@ -107,6 +107,22 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * The runner's newest child: the leader of the command it started last (its shell, or with the
+ * sandbox bwrap), whose pid is the command's session and group id seen from outside.
+ */
+export function newestCommandLeader(runnerPid: number): number {
+  const newest = execFileSync(
+    "ps",
+    ["-o", "pid=", "--ppid", String(runnerPid), "--sort=start_time"],
+    { encoding: "utf8" },
+  )
+    .trim()
+    .split("\n")
+    .pop();
+  return Number(newest);
+}
+
 function childPids(pid: number): number[] {
   try {
     return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })

@@ -8,9 +8,10 @@ import {
   isAlive,
   killAllRunners,
   killQuietly,
+  newestCommandLeader,
   sessionMembers,
 } from "./runner-process";
-import { runnerCall, startFakeInbox, startRunnerProcess } from "./support";
+import { type RunnerProcess, runnerCall, startFakeInbox, startRunnerProcess } from "./support";
 
 const root = mkdtempSync(join(tmpdir(), "runner-shutdown-"));
 afterAll(async () => {
@@ -18,19 +19,28 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** Starts `cmd` in the background; the command prints its shell's pid ($$), its group id. */
-async function background(base: string, cmd: string) {
-  const started = await runnerCall(base, "/v1/exec_command", { cmd, yield_time_ms: 500 });
+/**
+ * Starts `cmd` in the background; its group id is the runner's newest child, seen from outside
+ * (inside the sandbox's PID namespace `$$` is a small number of no use out here).
+ */
+async function background(runner: RunnerProcess, cmd: string) {
+  const started = await runnerCall(runner.base, "/v1/exec_command", { cmd, yield_time_ms: 500 });
   expect(started.status).toBe(200);
-  const pgid = Number(/^(\d+)/.exec(started.body.output)?.[1]);
+  const pgid = newestCommandLeader(runner.pid);
   expect(pgid).toBeGreaterThan(1);
   return { handle: started.body.session_id as string, pgid, output: started.body.output as string };
 }
 
+/**
+ * These pin the unsandboxed group and session scan (RUNNER_SANDBOX=none), which counts exactly
+ * the command's own processes; with the sandbox, the PID namespace ends them all (sandbox tests).
+ */
+const UNSANDBOXED = { RUNNER_SANDBOX: "none" };
+
 describe("runner shutdown and kill (real processes)", () => {
   it("a SIGTERM leaves no process of a command behind, and the runner exits within 15 s", async () => {
     const runner = await startRunnerProcess(join(root, "term"));
-    const { pgid } = await background(runner.base, "echo $$; sleep 100 | cat");
+    const { pgid } = await background(runner, "echo $$; sleep 100 | cat");
     // bash, sleep and cat share the group the runner created for the command.
     expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(3);
     const stopped = await runner.stop("SIGTERM", 15_000);
@@ -44,10 +54,7 @@ describe("runner shutdown and kill (real processes)", () => {
       env: { RUNNER_KILL_GRACE_MS: "500" },
     });
     // An ignored signal stays ignored across exec, so sleep and cat ignore SIGTERM too.
-    const { handle, pgid } = await background(
-      runner.base,
-      "trap '' TERM; echo $$; sleep 100 | cat",
-    );
+    const { handle, pgid } = await background(runner, "trap '' TERM; echo $$; sleep 100 | cat");
     await runnerCall(runner.base, `/v1/processes/${handle}/callback`, {
       url: inbox.url(handle),
       token: "callback-token",
@@ -61,12 +68,12 @@ describe("runner shutdown and kill (real processes)", () => {
     await inbox.close();
   });
 
-  it("a process that left the group and holds the output pipe does not stop the runner from exiting", async () => {
+  it("a process that left the group and holds the output pipe does not stop the runner from exiting, without the sandbox", async () => {
     const runner = await startRunnerProcess(join(root, "escaped"), {
-      env: { RUNNER_KILL_GRACE_MS: "500" },
+      env: { ...UNSANDBOXED, RUNNER_KILL_GRACE_MS: "500" },
     });
     // setsid puts sleep in a session of its own: no group signal reaches it, and it keeps stdout.
-    const { output } = await background(runner.base, "echo $$; setsid sleep 100 & echo $!; wait");
+    const { output } = await background(runner, "echo $$; setsid sleep 100 & echo $!; wait");
     const escaped = Number(output.trim().split("\n")[1]);
     expect(isAlive(escaped)).toBe(true);
     try {
@@ -77,15 +84,12 @@ describe("runner shutdown and kill (real processes)", () => {
     }
   });
 
-  it("a SIGTERM to the runner also ends what a command moved to a new process group with set -m", async () => {
+  it("a SIGTERM to the runner also ends what a command moved to a new process group with set -m, without the sandbox", async () => {
     const runner = await startRunnerProcess(join(root, "set-m"), {
-      env: { RUNNER_KILL_GRACE_MS: "300" },
+      env: { ...UNSANDBOXED, RUNNER_KILL_GRACE_MS: "300" },
     });
     // Job control gives the pipeline a group of its own; it stays in the shell's session.
-    const { pgid } = await background(
-      runner.base,
-      "echo $$; set -m; sleep 123 | cat & echo $!; wait",
-    );
+    const { pgid } = await background(runner, "echo $$; set -m; sleep 123 | cat & echo $!; wait");
     const members = sessionMembers(pgid);
     try {
       expect(members.length).toBeGreaterThanOrEqual(3);
@@ -98,13 +102,13 @@ describe("runner shutdown and kill (real processes)", () => {
     }
   });
 
-  it("at shutdown a process of the command's session that ignores SIGTERM is SIGKILLed, even one no longer holding the output", async () => {
+  it("at shutdown a process of the command's session that ignores SIGTERM is SIGKILLed, even one no longer holding the output, without the sandbox", async () => {
     const runner = await startRunnerProcess(join(root, "set-m-stubborn"), {
-      env: { RUNNER_KILL_GRACE_MS: "300" },
+      env: { ...UNSANDBOXED, RUNNER_KILL_GRACE_MS: "300" },
     });
     // Its own group, SIGTERM ignored, output elsewhere: once the shell is gone nothing waits on it.
     const { pgid } = await background(
-      runner.base,
+      runner,
       "echo $$; set -m; (trap '' TERM; exec sleep 125) >/dev/null 2>&1 </dev/null & wait",
     );
     const members = sessionMembers(pgid);
@@ -123,7 +127,7 @@ describe("runner shutdown and kill (real processes)", () => {
       env: { RUNNER_KILL_GRACE_MS: "300" },
     });
     const { handle, pgid } = await background(
-      runner.base,
+      runner,
       "echo $$; set -m; sleep 123 | cat & trap '' TERM; sleep 124 >/dev/null 2>&1 & wait",
     );
     const members = sessionMembers(pgid);
@@ -138,16 +142,16 @@ describe("runner shutdown and kill (real processes)", () => {
     }
   });
 
-  it("a process whose name holds spaces and ')' is still found in the command's session and ended", async () => {
+  it("a process whose name holds spaces and ')' is still found in the command's session and ended, without the sandbox", async () => {
     const runner = await startRunnerProcess(join(root, "odd-comm"), {
-      env: { RUNNER_KILL_GRACE_MS: "300" },
+      env: { ...UNSANDBOXED, RUNNER_KILL_GRACE_MS: "300" },
     });
     // /proc/<pid>/stat then reads "(z) R 1 1 1 x) S …": a parse that splits on spaces, or cuts at
     // the first ')', reads 1 as its session id.
     const bin = join(root, "z) R 1 1 1 x");
     copyFileSync("/bin/sleep", bin);
     const { handle, pgid } = await background(
-      runner.base,
+      runner,
       `echo $$; set -m; '${bin}' 126 & echo $!; wait`,
     );
     const members = sessionMembers(pgid);
@@ -164,7 +168,7 @@ describe("runner shutdown and kill (real processes)", () => {
   it("a kill request ends the whole group and the completion says killed, ended by kill_request", async () => {
     const inbox = await startFakeInbox();
     const runner = await startRunnerProcess(join(root, "kill"));
-    const { handle, pgid } = await background(runner.base, "echo $$; sleep 100 | cat");
+    const { handle, pgid } = await background(runner, "echo $$; sleep 100 | cat");
     await runnerCall(runner.base, `/v1/processes/${handle}/callback`, {
       url: inbox.url(handle),
       token: "callback-token",

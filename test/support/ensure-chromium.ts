@@ -1,7 +1,7 @@
 // Finds Debian's Chromium for the browser tests, installing it with apt-get where this machine
 // lets us (root on Debian, as in CI). Fails loudly otherwise: browser tests never skip silently.
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { aptInstall } from "./apt-install";
 
 const DEBIAN_CHROMIUM = "/usr/bin/chromium";
 
@@ -22,22 +22,15 @@ export function ensureChromium(log: (line: string) => void = console.log): strin
   if (process.env.CHROMIUM_PATH) {
     throw new Error(`CHROMIUM_PATH=${process.env.CHROMIUM_PATH} does not exist`);
   }
-  if (process.getuid?.() !== 0 || !existsSync("/usr/bin/apt-get")) {
-    throw new Error(
-      `Chromium is missing at ${DEBIAN_CHROMIUM} and this user cannot install it: run ` +
-        "`sudo apt-get install -y --no-install-recommends chromium`, or set CHROMIUM_PATH.",
-    );
-  }
-  const started = Date.now();
-  log("browser tests: installing Debian's chromium with apt-get (once per machine)…");
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const apt = (...args: string[]) => execFileSync("apt-get", args, { stdio: "inherit", env });
-  apt("update", "-qq");
-  apt("install", "-y", "-qq", "--no-install-recommends", "chromium");
+  aptInstall(
+    "chromium",
+    `Chromium is missing at ${DEBIAN_CHROMIUM} and this user cannot install it: run ` +
+      "`sudo apt-get install -y --no-install-recommends chromium`, or set CHROMIUM_PATH.",
+    (line) => log(`browser tests: ${line}`),
+  );
   if (!existsSync(DEBIAN_CHROMIUM)) {
     throw new Error(`apt-get installed chromium, yet ${DEBIAN_CHROMIUM} is still missing`);
   }
-  log(`browser tests: chromium installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return DEBIAN_CHROMIUM;
 }
 

@@ -1,0 +1,274 @@
+// Each test is a command a hostile model would write, run by a real runner in its default sandbox
+// (bwrap, network none) with small limits; each fails if the escape it tries comes back.
+// docs/reliability.md lists them with their results.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/local-stack";
+import { isAlive, killAllRunners } from "./runner-process";
+import {
+  RUNNER_TOKEN,
+  type RunnerProcess,
+  runnerCall,
+  startFakeInbox,
+  startRunnerProcess,
+} from "./support";
+
+const root = mkdtempSync(join(tmpdir(), "runner-attacks-"));
+const stateDir = join(root, "state");
+const workRoot = join(root, "work");
+const CALLBACK_TOKEN = "armed-callback-token-the-model-must-not-read";
+const DEAD_LETTER_SECRET = "dead-letter-token-the-model-must-not-read";
+const LIMITS = {
+  RUNNER_LIMIT_MEMORY_MIB: "64",
+  RUNNER_LIMIT_PIDS: "64",
+  RUNNER_LIMIT_DISK_MIB: "8",
+  RUNNER_LIMIT_OUTPUT_MIB: "1",
+  RUNNER_LIMIT_WALL_MS: "4000",
+  RUNNER_KILL_GRACE_MS: "300",
+};
+
+let runner: RunnerProcess;
+let inbox: Awaited<ReturnType<typeof startFakeInbox>>;
+
+beforeAll(async () => {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  // What a parked result looks like on disk (journal.ts writes the same shape).
+  writeFileSync(join(stateDir, "dead-letter.jsonl"), `{"token":"${DEAD_LETTER_SECRET}"}\n`, {
+    mode: 0o600,
+  });
+  inbox = await startFakeInbox();
+  runner = await startRunnerProcess(stateDir, {
+    env: { RUNNER_WORK_ROOT: workRoot, ...LIMITS },
+  });
+  // Unsandboxed, these commands would really kill and write on this machine: refuse to go on.
+  if (!runner.log().includes("sandbox bwrap (network none)")) {
+    throw new Error(`the runner did not start sandboxed:\n${runner.log()}`);
+  }
+  // An armed callback: its token is now in the journal, where a command must not find it.
+  const armedBy = await exec("sleep 3", "victim", 250);
+  await runnerCall(runner.base, `/v1/processes/${armedBy.session_id}/callback`, {
+    url: inbox.url(armedBy.session_id),
+    token: CALLBACK_TOKEN,
+  });
+});
+
+afterAll(async () => {
+  await killAllRunners();
+  await inbox.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function exec(cmd: string, workspace = "attacker", yieldMs = 10_000) {
+  const answer = await runnerCall(runner.base, "/v1/exec_command", {
+    cmd,
+    workspace,
+    yield_time_ms: yieldMs,
+  });
+  expect(answer.status).toBe(200);
+  return answer.body;
+}
+
+/** Runs `cmd` in the background with its completion armed; resolves with the completion's body. */
+async function completionOf(cmd: string, workspace = "attacker") {
+  // The pause outlasts the yield, so the command has a handle to arm.
+  const started = await exec(`sleep 0.5; ${cmd}`, workspace, 250);
+  const handle = started.session_id as string;
+  expect(handle).toBeDefined();
+  await runnerCall(runner.base, `/v1/processes/${handle}/callback`, {
+    url: inbox.url(handle),
+    token: "callback-token",
+  });
+  // The runner also heartbeats an armed job: only the completion is asked for.
+  const completions = () => inbox.of(handle).filter((a) => a.path.endsWith("/completion"));
+  await waitFor(() => (completions().length > 0 ? true : undefined), 15_000);
+  return completions()[0]?.body;
+}
+
+/**
+ * Which cgroups the runner holds, read from the cgroup file systems themselves (its group there is
+ * named after its pid), not from its log: a wrong answer here would let a fork bomb loose.
+ */
+const cgroupsHeld = () => {
+  const held = (controller: string): boolean => {
+    const own = readFileSync(`/proc/${runner.pid}/cgroup`, "utf8")
+      .split("\n")
+      .map((line) => line.split(":"))
+      .find(([, names]) => names?.split(",").includes(controller))?.[2];
+    return (
+      own !== undefined &&
+      existsSync(join(`/sys/fs/cgroup/${controller}`, own, `exec-inbox-runner-${runner.pid}`))
+    );
+  };
+  return { memory: held("memory"), pids: held("pids") };
+};
+
+const healthy = async () => (await fetch(`${runner.base}/healthz`)).ok;
+
+/** Host processes whose whole command line is `args` (seen outside every namespace). */
+const hostProcesses = (args: string): string[] =>
+  execFileSync("ps", ["-e", "-o", "args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.trim() === args);
+
+describe.concurrent("a hostile command in the sandbox (real runner, bwrap)", () => {
+  it("cannot read RUNNER_TOKENS from /proc/$PPID/environ, /proc/*/environ or ps e", async () => {
+    const answer = await exec(
+      "cat /proc/$PPID/environ; cat /proc/*/environ; ps e -A; echo; ps -A -o pid=,args=",
+    );
+    expect(answer.output).not.toContain(RUNNER_TOKEN);
+    expect(answer.output).not.toContain("RUNNER_");
+    // Its PID namespace holds only the sandbox: bwrap's reaper, the shell and what it started.
+    expect(answer.output).not.toMatch(/runner\/main\.ts|tsx/);
+  });
+
+  it("cannot read the journal of armed callback tokens or the dead letters", async () => {
+    const answer = await exec(
+      `ls -la ${stateDir}; cat ${stateDir}/callbacks.jsonl ${stateDir}/dead-letter.jsonl; grep -rs ${CALLBACK_TOKEN} ${root}; true`,
+    );
+    expect(answer.output).not.toContain(CALLBACK_TOKEN);
+    expect(answer.output).not.toContain(DEAD_LETTER_SECRET);
+    expect(answer.output).toContain("No such file or directory");
+    // The runner itself still has both.
+    expect(readFileSync(join(stateDir, "callbacks.jsonl"), "utf8")).toContain(CALLBACK_TOKEN);
+  });
+
+  it("cannot kill -9 the runner: its pid is not in the command's PID namespace", async () => {
+    const answer = await exec(
+      // Nothing here may harm the machine if the sandbox regressed: the host's init ignores it too.
+      `kill -9 ${runner.pid}; kill -9 1; echo still-here`,
+    );
+    expect(answer.output).toContain("No such process");
+    expect(isAlive(runner.pid)).toBe(true);
+    expect(await healthy()).toBe(true);
+  });
+
+  it("cannot call the runner's API on loopback: its network namespace holds only its own lo", async () => {
+    const port = new URL(runner.base).port;
+    const answer = await exec(
+      `(exec 3<>/dev/tcp/127.0.0.1/${port}) && echo REACHED; curl -s -m 2 -H 'authorization: Bearer ${RUNNER_TOKEN}' ${runner.base}/healthz && echo REACHED; echo curl=$?`,
+    );
+    expect(answer.output).not.toContain("REACHED");
+    expect(answer.output).toContain("Connection refused");
+  });
+
+  it("cannot write outside its workspace: not /, not $HOME, not /tmp of the host, not another session's workspace", async () => {
+    const victim = join(workRoot, "victim");
+    await exec("echo mine > notes.txt", "victim");
+    const marker = `attack-${process.pid}`;
+    const answer = await exec(
+      `echo x > /${marker}; echo x > ~/${marker}; echo x > ${tmpdir()}/${marker}; ls ${victim}; echo x > ${victim}/notes.txt; echo x > ${victim}/${marker}; echo x > ./ok.txt && echo wrote-own`,
+    );
+    expect(answer.output).toContain("Read-only file system");
+    expect(answer.output).toContain("wrote-own");
+    expect(existsSync(`/${marker}`)).toBe(false);
+    expect(existsSync(join(homedir(), marker))).toBe(false);
+    expect(existsSync(join(tmpdir(), marker))).toBe(false);
+    expect(existsSync(join(victim, marker))).toBe(false);
+    expect(readFileSync(join(victim, "notes.txt"), "utf8")).toBe("mine\n");
+    expect(readFileSync(join(workRoot, "attacker", "ok.txt"), "utf8")).toBe("x\n");
+  });
+
+  it("a `setsid sleep 600 &` or nohup daemon is gone once the command exits", async () => {
+    const answer = await exec("setsid sleep 6001 & nohup sleep 6002 >/dev/null 2>&1 & echo left");
+    expect(answer).toMatchObject({ exit_code: 0, output: "left\n" });
+    const left = () => [...hostProcesses("sleep 6001"), ...hostProcesses("sleep 6002")];
+    await waitFor(() => (left().length === 0 ? true : undefined), 3000);
+  });
+
+  it("a setsid daemon is gone after a kill request", async () => {
+    const started = await exec("setsid sleep 6003 & sleep 100", "attacker", 500);
+    expect(hostProcesses("sleep 6003")).toHaveLength(1);
+    await runnerCall(runner.base, `/v1/processes/${started.session_id}/kill`, {});
+    await waitFor(() => (hostProcesses("sleep 6003").length === 0 ? true : undefined), 3000);
+  });
+
+  it("a fork bomb ends the command with ended_by pids_limit, not the runner", async ({ skip }) => {
+    // Without a pids cgroup nothing bounds it but the machine: not a thing to run on one.
+    if (!cgroupsHeld().pids) skip("this machine gives the runner no writable pids cgroup");
+    // The shell stays: one that exits at once takes the bomb with its namespace, limit or not.
+    const body = await completionOf(":(){ :|:& };:; sleep 30");
+    expect(body).toMatchObject({ status: "killed", exit_code: null, ended_by: "pids_limit" });
+    expect(await healthy()).toBe(true);
+  });
+
+  it("a 4 GiB allocation ends the command with ended_by memory_limit (without a memory cgroup, RLIMIT_AS refuses it)", async () => {
+    const body = await completionOf("perl -e '$x = \"x\" x (4 * 1024 ** 3); print length $x'");
+    if (cgroupsHeld().memory) {
+      expect(body).toMatchObject({ status: "killed", exit_code: null, ended_by: "memory_limit" });
+    } else {
+      expect(body).toMatchObject({ status: "completed", ended_by: "process" });
+      expect(body.output).toContain("Out of memory");
+    }
+  });
+
+  it("`yes > file` stops at the disk limit and ends the command with ended_by disk_limit", async () => {
+    const answer = await exec("yes > fill.txt", "filler");
+    expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
+    const size = Number(execFileSync("stat", ["-c", "%s", join(workRoot, "filler", "fill.txt")]));
+    expect(size).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
+  it("cannot fill /tmp or /dev/shm, both RAM, past the disk limit", async () => {
+    const answer = await exec(
+      "yes > /tmp/fill; yes > /dev/shm/fill; stat -c %s /tmp/fill /dev/shm/fill",
+      "ram-filler",
+    );
+    const sizes = (answer.output as string).trim().split("\n").slice(-2).map(Number);
+    expect(sizes).toHaveLength(2);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
+  it("`yes` to stdout ends the command with ended_by output_limit", async () => {
+    const answer = await exec("yes");
+    expect(answer).toMatchObject({ exit_code: null, ended_by: "output_limit" });
+  });
+
+  it("a command past its wall time ends with ended_by runner_timeout", async () => {
+    const body = await completionOf("sleep 60");
+    expect(body).toMatchObject({ status: "killed", exit_code: null, ended_by: "runner_timeout" });
+  });
+
+  it("cannot ptrace the runner: it has no such process to attach to", async () => {
+    const answer = await exec(
+      `strace -p ${runner.pid} 2>&1 | head -2; gdb -batch -p ${runner.pid} 2>&1 | grep -i -m1 'ptrace\\|no such\\|unable'; cat /proc/${runner.pid}/mem; true`,
+    );
+    expect(answer.output).toMatch(/No such process|No such file or directory/);
+    expect(answer.output).not.toMatch(/attached|Attaching to process/);
+    expect(isAlive(runner.pid)).toBe(true);
+  });
+});
+
+describe("a runner that stops (real runner, bwrap)", () => {
+  it("leaves no setsid daemon of a command behind", async () => {
+    const own = await startRunnerProcess(join(root, "shutdown-state"), {
+      env: { RUNNER_WORK_ROOT: workRoot, RUNNER_KILL_GRACE_MS: "300" },
+    });
+    await runnerCall(own.base, "/v1/exec_command", {
+      cmd: "setsid sleep 6004 & nohup sleep 6005 >/dev/null 2>&1 & sleep 100",
+      yield_time_ms: 500,
+    });
+    expect(hostProcesses("sleep 6004")).toHaveLength(1);
+    expect(hostProcesses("sleep 6005")).toHaveLength(1);
+    expect((await own.stop("SIGTERM", 10_000)).code).toBe(0);
+    expect(hostProcesses("sleep 6004")).toEqual([]);
+    expect(hostProcesses("sleep 6005")).toEqual([]);
+  });
+
+  it("leaves nothing of a command behind when the runner itself is SIGKILLed", async () => {
+    const own = await startRunnerProcess(join(root, "sigkill-state"), {
+      env: { RUNNER_WORK_ROOT: workRoot },
+    });
+    await runnerCall(own.base, "/v1/exec_command", {
+      cmd: "setsid sleep 6006 & sleep 6007",
+      yield_time_ms: 500,
+    });
+    expect(hostProcesses("sleep 6006")).toHaveLength(1);
+    // The runner alone: bwrap's --die-with-parent must end the rest.
+    process.kill(own.pid, "SIGKILL");
+    const left = () => [...hostProcesses("sleep 6006"), ...hostProcesses("sleep 6007")];
+    await waitFor(() => (left().length === 0 ? true : undefined), 3000);
+  });
+});
