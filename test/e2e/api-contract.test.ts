@@ -116,10 +116,15 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
 
     const callback = { token: reserved.body.callback.token, params: { sid, handle: "h1" } };
     const result = { status: "completed", exit_code: 0, output: "done" };
+    await api.call("postHeartbeat", 200, { ...callback, body: { output_tail: "step 1\n" } });
+    await api.call("postHeartbeat", 401, { ...callback, token: "forged" });
+    await api.call("cancelJob", 202, { ...agent, params: { sid, handle: "h1" } });
     await api.call("postCompletion", 401, { ...callback, token: "forged", body: result });
     await api.call("postCompletion", 202, { ...callback, body: result });
     await api.call("postCompletion", 200, { ...callback, body: result });
     await api.call("postCompletion", 409, { ...callback, body: { ...result, exit_code: 1 } });
+    await api.call("postHeartbeat", 409, callback);
+    await api.call("cancelJob", 409, { ...agent, params: { sid, handle: "h1" } });
     await api.call("getJob", 200, { ...agent, params: { sid, handle: "h1" } });
     await viewWhen(dev.base, sid, (view) => view.resume?.state === "delivered");
 
@@ -147,6 +152,10 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       params: { tenant: "default", sid, handle: "h1" },
     });
     await api.call("reserveJob", 201, { ...session, body: { handle: "h2", command: "sleep 9" } });
+    await api.call("opsCancelJob", 202, {
+      ...operator,
+      params: { tenant: "default", sid, handle: "h2" },
+    });
     await api.call("opsMarkLost", 200, {
       ...operator,
       params: { tenant: "default", sid, handle: "h2" },
@@ -224,7 +233,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     });
 
     expect(api.notExercised()).toEqual([]);
-    expect(api.operationIds()).toHaveLength(30);
+    expect(api.operationIds()).toHaveLength(33);
   });
 
   it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type, a missing header", async () => {
@@ -251,6 +260,10 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
         ended_by: null,
         reserved_at: "2026-01-01T00:00:00.000Z",
         completed_at: null,
+        heartbeat_timeout_ms: null,
+        last_heartbeat_at: null,
+        progress: null,
+        cancel_requested: false,
       };
       const job = { ...summary, output: "" };
       const params = { sid: "s", handle: "h" };
@@ -301,6 +314,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       finishRun: "finishRun",
       runNotifications: "notifications",
       reserveJob: "reserveJob",
+      cancelJob: "cancelJob",
       getJob: "getJob",
       listJobs: "listJobs",
       getInbox: "inbox",
