@@ -169,12 +169,16 @@ export function execTools(ctx: ExecToolContext) {
           if (error instanceof RunnerError && error.status === 404) {
             return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
           }
-          // The runner cannot be reached: what exec-inbox last heard of the job beats nothing.
-          const known = await lastKnown(ctx, input.session_id, input.max_output_tokens).catch(
-            () => null,
-          );
-          if (known !== null) return known;
-          throw error;
+          // The runner cannot be reached (no answer, or a 5xx): what exec-inbox last heard of the
+          // job beats nothing. Its other refusals (401, 422) are the caller's to see.
+          const unreachable = !(error instanceof RunnerError) || error.status >= 500;
+          const known = unreachable
+            ? await lastKnown(ctx, input.session_id, input.max_output_tokens).catch(() => null)
+            : null;
+          if (known === null) throw error;
+          return input.chars
+            ? { ...known, note: `Your input was not sent. ${String(known.note ?? "")}`.trim() }
+            : known;
         }
       },
     }),

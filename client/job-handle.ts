@@ -2,6 +2,7 @@
 // progress the caller supplies, carries a cancel to the caller, and posts the result with the
 // reference runner's retry table. Running the command, and ending it on cancel, are the caller's.
 import {
+  type HeartbeatEnd,
   HeartbeatLoop,
   type HeartbeatProgress,
   heartbeatUrlOf,
@@ -19,6 +20,11 @@ export interface StartJobOptions {
   readonly progress?: () => HeartbeatProgress | undefined;
   /** Called once, when a heartbeat's answer says the agent asked to cancel: end the command. */
   readonly onCancel?: () => void;
+  /**
+   * Called once when exec-inbox ends the job's heartbeats for good: 409 (it has a result — e.g.
+   * it was declared lost after a silence), 410, 401 or 404. Its result will be refused too.
+   */
+  readonly onEnd?: (end: HeartbeatEnd) => void;
   readonly fetch?: Fetcher;
   readonly log?: (line: string) => void;
   /** First retry of a failed heartbeat (1 s) and of a failed completion (500 ms). */
@@ -71,6 +77,7 @@ export class JobHandle {
             timeoutMs: callback.heartbeat_timeout_ms,
             progress: () => options.progress?.(),
             onCancel: () => options.onCancel?.(),
+            onEnd: (end) => options.onEnd?.(end),
             log: options.log,
             fetch: this.fetcher,
             retryBaseMs: options.retryBaseMs,

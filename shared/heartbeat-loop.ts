@@ -15,8 +15,14 @@ export type HeartbeatReply = z.output<typeof heartbeatReply>;
 
 /** How often a job without a timeout heartbeats: progress only, nothing is declared lost. */
 export const IDLE_PERIOD_MS = 30_000;
-/** First retry of a failed heartbeat; it doubles, capped at the period. */
+/** First retry of a failed heartbeat; it doubles, capped at the period and at RETRY_MAX_MS. */
 export const RETRY_BASE_MS = 1_000;
+/**
+ * The longest wait between two tries while heartbeats fail: once the service is back, the job
+ * must be heard within its grace even after a long outage (a retry a whole period later could
+ * miss it when a second restart follows). exec-inbox's liveness rule counts on this bound.
+ */
+export const RETRY_MAX_MS = 2_000;
 
 /**
  * Every third of the timeout, so two heartbeats in a row may fail and be retried before the
@@ -227,8 +233,13 @@ export class HeartbeatLoop {
     this.failures += 1;
     const base = this.options.retryBaseMs ?? RETRY_BASE_MS;
     const hinted = retryAfter === null ? 0 : Number(retryAfter) * 1000 || 0;
-    // Capped at the period: a restart of the service must never cost the job its deadline.
-    const delay = Math.min(this.periodMs, Math.max(hinted, base * 2 ** (this.failures - 1)));
+    // Capped at the period and at RETRY_MAX_MS: a restart of the service must never cost the job
+    // its deadline, however long the outage before it.
+    const delay = Math.min(
+      this.periodMs,
+      RETRY_MAX_MS,
+      Math.max(hinted, base * 2 ** (this.failures - 1)),
+    );
     this.say(`heartbeat ${status === 0 ? code : `${status} ${code}`}, retry in ${delay} ms`);
     this.schedule(delay);
   }

@@ -83,6 +83,8 @@ export class Runner {
       this.dispatch(
         { ...pending, since: pending.body === null ? Date.now() : pending.since },
         body,
+        // A recovered result is as much in a hurry as a fresh one: its job still has a timeout.
+        pending.heartbeat_timeout_ms ?? null,
       );
     }
   }

@@ -188,5 +188,7 @@ export function resumeTargetsFor(
 }
 
 /** The liveness timeout of a tenant's reservations that name none: its own, else the global one. */
-export const heartbeatTimeoutFor = (config: Config, tenant: string): number | null =>
-  config.tenants[tenant]?.heartbeatTimeoutMs ?? config.heartbeatTimeoutMs;
+export function heartbeatTimeoutFor(config: Config, tenant: string): number | null {
+  const own = config.tenants[tenant]?.heartbeatTimeoutMs;
+  return own === undefined ? config.heartbeatTimeoutMs : own;
+}

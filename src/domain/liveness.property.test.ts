@@ -6,6 +6,7 @@
 // the alarm fires at `livenessDueAt`, or when the service is back if it was down then.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { RETRY_BASE_MS, RETRY_MAX_MS } from "../../shared/heartbeat-loop";
 import { at, ok, session, T0 } from "../../test/support/domain";
 import { overdueFor } from "../../test/support/model-rows";
 import { reserveJob } from "./jobs";
@@ -17,7 +18,6 @@ const RUNS = 10_000;
 
 interface Timeline {
   readonly timeoutMs: number;
-  readonly retryMs: number;
   /** Downtimes as [gap since the last one ended, length]. */
   readonly downtimes: ReadonlyArray<readonly [number, number]>;
   /** How long after the service is back an overdue alarm fires. */
@@ -31,7 +31,6 @@ interface Timeline {
 
 const timelineArb: fc.Arbitrary<Timeline> = fc.record({
   timeoutMs: fc.integer({ min: 5_000, max: 120_000 }),
-  retryMs: fc.integer({ min: 100, max: 1_000 }),
   // The service stays up at least 2.5 s between downtimes: time for a retry to get through.
   downtimes: fc.array(
     fc.tuple(fc.integer({ min: 2_500, max: 600_000 }), fc.integer({ min: 50, max: 400_000 })),
@@ -92,6 +91,7 @@ function simulate(line: Timeline): Outcome {
   const lifetime = state.lifetime;
   let lastHeard = T0;
   let nextBeat = T0 + period;
+  let failures = 0;
   let lostAt: number | null = null;
   let objectOpen = true;
   let objectStarts = 1;
@@ -125,9 +125,12 @@ function simulate(line: Timeline): Outcome {
     }
     if (t === beatAt) {
       if (!isUp(t)) {
-        nextBeat = t + Math.min(line.retryMs, period);
+        // The runner's own retry schedule (shared/heartbeat-loop.ts), not a friendlier one.
+        failures += 1;
+        nextBeat = t + Math.min(period, RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (failures - 1));
         continue;
       }
+      failures = 0;
       arrive(t);
       touchObject();
       const beat = heartbeat(state, { lifetime, handle: "h", tokenSeq: 1 }, t);
@@ -195,7 +198,6 @@ describe("liveness under random restarts, idle closes and vanishing runners", ()
         const evictions = Array.from({ length: 6 }, (_, i) => (i + 0.5) / 40);
         const outcome = simulate({
           timeoutMs,
-          retryMs: 500,
           downtimes: [],
           startupMs: 0,
           vanish: 0,

@@ -48,7 +48,8 @@ export const suspendBody = z.strictObject({
 
 export const reserveJobBody = z.strictObject({
   handle: idSchema,
-  heartbeat_timeout_ms: heartbeatTimeoutMs.optional(),
+  // null: no liveness check for this job, whatever the deployment's default.
+  heartbeat_timeout_ms: heartbeatTimeoutMs.nullable().optional(),
   command: z
     .string()
     .min(1)

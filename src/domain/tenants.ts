@@ -63,8 +63,8 @@ export const sessionObjectName = (tenant: string, sessionId: string): string =>
 export interface TenantSettings {
   readonly resumeUrlAllowlist?: readonly string[];
   readonly resumeWebhookUrl?: string;
-  /** The tenant's HEARTBEAT_TIMEOUT_MS. */
-  readonly heartbeatTimeoutMs?: number;
+  /** The tenant's HEARTBEAT_TIMEOUT_MS; null turns the global one off for it. */
+  readonly heartbeatTimeoutMs?: number | null;
 }
 
 const tenantSettingsSchema = z.record(
@@ -72,7 +72,8 @@ const tenantSettingsSchema = z.record(
   z.strictObject({
     resume_url_allowlist: z.array(z.string().min(1)).optional(),
     resume_webhook_url: z.url({ protocol: /^https?$/ }).optional(),
-    heartbeat_timeout_ms: heartbeatTimeoutMs.optional(),
+    // null: this tenant's jobs have no liveness check unless a reservation names one.
+    heartbeat_timeout_ms: heartbeatTimeoutMs.nullable().optional(),
   }),
 );
 

@@ -26,14 +26,17 @@ import { run } from "./timers";
 
 export function reserveJob(
   k: Kernel,
-  cmd: { handle: string; command: string; heartbeatTimeoutMs?: number },
+  cmd: { handle: string; command: string; heartbeatTimeoutMs?: number | null },
 ): Result<{ job: JobView; token: string; created: boolean }> {
   const core = k.core;
   if (core === null) return fail("not_found", "no such session");
   const result = run(k, reserveRule, {
     handle: cmd.handle,
     command: cmd.command,
-    heartbeatTimeoutMs: cmd.heartbeatTimeoutMs ?? heartbeatTimeoutFor(k.config, core.tenant),
+    heartbeatTimeoutMs:
+      cmd.heartbeatTimeoutMs === undefined
+        ? heartbeatTimeoutFor(k.config, core.tenant)
+        : cmd.heartbeatTimeoutMs,
     timeoutNamed: cmd.heartbeatTimeoutMs !== undefined,
     mint: (existing, seq) =>
       tokenForReservation(existing, k.config.callbackSecrets, {

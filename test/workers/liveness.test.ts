@@ -68,6 +68,16 @@ describe("liveness: a runner that vanishes is noticed", () => {
     expect((await pull(sid, "h1")).heartbeat_timeout_ms).toBe(30_000);
   });
 
+  it("a reservation may turn liveness off with null; null for a job reserved with a timeout is a conflict", async () => {
+    const sid = api.uniqueId("hb-null");
+    await api.createSession(sid);
+    const off = await reserveWith(sid, "h1", { heartbeat_timeout_ms: null });
+    expect([off.status, off.body.callback.heartbeat_timeout_ms]).toEqual([201, null]);
+    await reserveWith(sid, "h2", { heartbeat_timeout_ms: 10_000 });
+    const conflict = await reserveWith(sid, "h2", { heartbeat_timeout_ms: null });
+    expect([conflict.status, conflict.body.code]).toEqual([409, "job_conflict"]);
+  });
+
   it("a timeout outside 5,000–86,400,000 ms is a 422 and reserves nothing", async () => {
     const sid = api.uniqueId("hb-range");
     await api.createSession(sid);
