@@ -174,7 +174,7 @@ describe("the agent kit when a process dies", () => {
     expect(job).toMatchObject({ status: "running", heartbeat_timeout_ms: 5_000 });
 
     // The runner dies and nothing takes its place: no restart reports the process lost.
-    await stack.runner.kill();
+    await stack.vanishRunner();
     try {
       const record = await conversationWhen(
         agent,

@@ -66,6 +66,8 @@ export interface AgentStack {
   spawnHostProcess(env?: Record<string, string>): Promise<HostProcess>;
   /** SIGKILL to the runner and its commands, then a new runner on the same port and journal. */
   restartRunner(): Promise<void>;
+  /** SIGKILL to the runner now running (the first or a restarted one), with nothing after it. */
+  vanishRunner(): Promise<void>;
   events(sessionId: string): Promise<Array<Record<string, unknown>>>;
   close(): Promise<void>;
 }
@@ -77,6 +79,8 @@ export async function startAgentStack(): Promise<AgentStack> {
   const hostPort = await freePort();
   const hosts: ExampleHost[] = [];
   const cleanups: Array<() => Promise<void> | void> = [];
+  /** Kills whichever runner process serves the stack's runner port now. */
+  let killCurrent: () => Promise<void> = () => stack.runner.kill();
   const stack: AgentStack = {
     dev,
     inbox: new ExecInboxClient({ baseUrl: dev.base, token: AGENT_TOKEN }),
@@ -153,13 +157,19 @@ export async function startAgentStack(): Promise<AgentStack> {
     },
     async restartRunner() {
       const port = Number(new URL(stack.runner.base).port);
-      await stack.runner.kill();
+      await stack.vanishRunner();
       const { child, output } = spawnRunner(runnerDir, port);
       await waitForHealthy(stack.runner.base, child, output, 20_000);
-      cleanups.push(() => {
-        if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      const kill = async () => {
+        if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+        process.kill(-child.pid, "SIGKILL");
+        await exited;
+      };
+      killCurrent = kill;
+      cleanups.push(kill);
     },
+    vanishRunner: () => killCurrent(),
     async events(sessionId) {
       const path = `/v1/ops/sessions/default/${sessionId}/events?after=0&limit=500`;
       return (await api(dev.base, "GET", path, undefined, OPERATOR_TOKEN)).body.events;
