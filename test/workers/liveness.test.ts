@@ -193,6 +193,34 @@ describe("liveness: a runner that vanishes is noticed", () => {
     expect((await api.inboxCounts(sid)).generation).toBe(2);
   });
 
+  it("more overdue jobs than one round takes are all lost in one alarm, waking the session once", async () => {
+    const sid = api.uniqueId("hb-many");
+    await api.createSession(sid);
+    const handles = Array.from({ length: 70 }, (_, i) => `j${i}`);
+    for (const handle of handles) {
+      expect((await reserveWith(sid, handle, { heartbeat_timeout_ms: 5_000 })).status).toBe(201);
+    }
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
+      const past = Date.now() - 1;
+      state.storage.sql.exec("UPDATE jobs SET deadline_at = ?", past);
+      state.storage.sql.exec("UPDATE session SET liveness_due_at = ?", past);
+    });
+    await abortAllDurableObjects();
+    await api.fireAlarm(sid);
+    const done = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs?status=done&limit=500`)).body
+      .jobs;
+    expect(done).toHaveLength(70);
+    expect(done.every((job: { ended_by: string }) => job.ended_by === "heartbeat_timeout")).toBe(
+      true,
+    );
+    const woken = await api.view(sid);
+    expect(woken.inbox.generation).toBe(70);
+    expect(woken.resume.reason).toBe("background_exec_outcome_unknown");
+    // Another alarm finds nothing: no loss is made twice.
+    await api.fireAlarm(sid);
+    expect((await api.view(sid)).inbox.generation).toBe(70);
+  });
+
   it("a runner last heard before the service started gets one grace of a whole timeout, then is lost", async () => {
     const sid = api.uniqueId("hb-grace");
     await api.createSession(sid);
