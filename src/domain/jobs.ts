@@ -161,8 +161,20 @@ export function jobOfToken(session: Session, handle: string, tokenSeq: number | 
     : { ok: true, value: job };
 }
 
-export function completeJob(
+/** The job a runner's callback token names: 410 once its lifetime ended, then as `jobOfToken`. */
+export function callbackJob(
   session: Session | null,
+  cmd: { lifetime: string; handle: string; tokenSeq: number | null },
+): Result<{ session: Session; job: Job }> {
+  if (session === null || session.lifetime !== cmd.lifetime) {
+    return fail("lifetime_ended", "the session lifetime this job belongs to has ended");
+  }
+  const job = jobOfToken(session, cmd.handle, cmd.tokenSeq);
+  return job.ok ? { ok: true, value: { session, job: job.value } } : job;
+}
+
+export function completeJob(
+  before: Session | null,
   cmd: {
     lifetime: string;
     handle: string;
@@ -173,12 +185,9 @@ export function completeJob(
   },
   ctx: Ctx,
 ): Decision<CompletionReply> {
-  if (session === null || session.lifetime !== cmd.lifetime) {
-    return fail("lifetime_ended", "the session lifetime this job belongs to has ended");
-  }
-  const found = jobOfToken(session, cmd.handle, cmd.tokenSeq);
+  const found = callbackJob(before, cmd);
   if (!found.ok) return found;
-  const job = found.value;
+  const { session, job } = found.value;
   if (job.result !== null) {
     if (!sameResult(job.result, cmd.result)) {
       return fail("result_conflict", `job ${cmd.handle} already has a different result`);

@@ -6,7 +6,7 @@ import type { AuditEvent } from "./audit";
 import type { Ctx, Decision, Needs, Overdue, Rule, Write } from "./decision";
 import { decided } from "./decision";
 import { fail } from "./errors";
-import { completeJob, jobAndTombstone, jobOfToken } from "./jobs";
+import { callbackJob, completeJob, jobAndTombstone, jobOfToken } from "./jobs";
 import { deadlineFrom } from "./liveness-time";
 import { own } from "./records";
 import type { Job, JobResult, Progress, Session } from "./state";
@@ -148,16 +148,13 @@ export interface HeartbeatCmd {
  * lower bound). A job with a result tells the runner to stop (409), as a completion would.
  */
 export function heartbeat(
-  session: Session | null,
+  before: Session | null,
   cmd: HeartbeatCmd,
   now: number,
 ): Decision<HeartbeatReply> {
-  if (session === null || session.lifetime !== cmd.lifetime) {
-    return fail("lifetime_ended", "the session lifetime this job belongs to has ended");
-  }
-  const found = jobOfToken(session, cmd.handle, cmd.tokenSeq);
+  const found = callbackJob(before, cmd);
   if (!found.ok) return found;
-  const job = found.value;
+  const { session, job } = found.value;
   if (job.result !== null) {
     return fail("result_conflict", `job ${cmd.handle} already has a result: stop heartbeating`);
   }

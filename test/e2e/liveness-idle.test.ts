@@ -4,18 +4,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { useWranglerDev } from "../support/local-dev";
-import { AGENT_TOKEN } from "../support/local-stack";
+import { api } from "../support/local-stack";
 
 describe("liveness across an idle close under the real wrangler dev", () => {
   const local = useWranglerDev("liveness-idle");
-  const agent = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${local.dev.base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${AGENT_TOKEN}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const agent = (method: string, path: string, body?: unknown) =>
+    api(local.dev.base, method, path, body);
 
   it("a silent job in an object closed when idle is lost on time: its own alarm's start is no downtime", async () => {
     const sid = `liveness-idle-${Date.now()}`;

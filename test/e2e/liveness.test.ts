@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { useWranglerDev } from "../support/local-dev";
-import { AGENT_TOKEN, devVar, waitFor } from "../support/local-stack";
+import { api, devVar, waitFor } from "../support/local-stack";
 
 const TIMEOUT_MS = 5_000;
 
@@ -16,14 +16,8 @@ describe("liveness under the real wrangler dev", () => {
     for (const loop of loops) loop.stop();
   });
 
-  const agent = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${local.dev.base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${AGENT_TOKEN}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const agent = (method: string, path: string, body?: unknown) =>
+    api(local.dev.base, method, path, body);
   const reserve = async (sid: string, handle: string, timeoutMs: number) => {
     const reserved = await agent("POST", `/v1/sessions/${sid}/exec-jobs`, {
       handle,
