@@ -50,6 +50,7 @@ export default defineConfig({
           // `npm run fuzz` raises both (FUZZ_RUNS, PROPERTY_RUNS); CI runs what it can afford.
           provide: {
             fuzzRuns: Number(process.env.FUZZ_RUNS ?? 400),
+            fuzzSeed: Number(process.env.FUZZ_SEED ?? 42),
             propertyRuns: Number(process.env.PROPERTY_RUNS ?? 10_000),
           },
         },

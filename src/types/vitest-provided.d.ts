@@ -5,6 +5,7 @@ import "vitest";
 declare module "vitest" {
   export interface ProvidedContext {
     fuzzRuns: number;
+    fuzzSeed: number;
     propertyRuns: number;
   }
 }
