@@ -1,0 +1,312 @@
+// `npm run bench:heartbeats [-- --quick]`, also a section of `npm run bench`: what liveness costs
+// (issue 20, item 7). Heartbeats are the most frequent request a runner sends, so the service
+// promises that one without new progress writes at most one row and that the deadlines of every
+// heartbeating job of a session share its one alarm. Measured on the built Worker on workerd
+// (Miniflare, direct socket), from the session object's own counters (`GET …/stats`) and the
+// workerd process's CPU (/proc), as the rest of the benchmark measures.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { type Callback, type ExecInboxClient, postCompletion } from "../client";
+import { scriptArgs } from "../scripts/lib/args";
+import { agentClient } from "../test/support/local-stack";
+import { buildWorker, type ServedWorker, serveExecInbox } from "./lib/miniflare-stack";
+import { cpuSeconds, loadAverage, settle } from "./lib/proc";
+import { say, table } from "./lib/report";
+import { percentile } from "./lib/stats";
+
+/** One completion sample every 250 ms: sparse beside 64 heartbeats/s, so they measure, not load. */
+const PACE_MS = 250;
+const JOBS = 64;
+
+type Stats = Awaited<ReturnType<ExecInboxClient["getSessionStats"]>>;
+type Counters = Pick<Stats, "rows_written" | "rows_read" | "alarms">;
+
+/** What the reference runner sends: the last 4 KiB of output, new each time (the worst case). */
+const tailBody = (i: number) => ({
+  output_tail: `${String(i).padStart(8, "0")}\n`.padEnd(4096, "x"),
+  output_bytes_total: (i + 1) * 4096,
+});
+
+/** One heartbeat with the job's callback token; its HTTP status. */
+async function heartbeat(callback: Callback, body?: object): Promise<number> {
+  const response = await fetch(callback.heartbeat_url ?? "", {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${callback.token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** The counters' change, refusing a pair that spans a restart of the object (they start at 0). */
+function delta(before: Stats, after: Stats): Counters {
+  if (after.rows_written < before.rows_written || after.alarms < before.alarms) {
+    throw new Error("the session object restarted during the measurement: its counters reset");
+  }
+  return {
+    rows_written: after.rows_written - before.rows_written,
+    rows_read: after.rows_read - before.rows_read,
+    alarms: after.alarms - before.alarms,
+  };
+}
+
+/** Item 1: `count` sequential heartbeats of one job, bare or carrying a 4 KiB tail. */
+async function perHeartbeat(served: ServedWorker, withTail: boolean, count: number) {
+  const inbox = agentClient(served.directBase);
+  const sid = `hb-one-${withTail ? "tail" : "bare"}-${Date.now().toString(36)}`;
+  await inbox.createSession({ id: sid });
+  // A 30 s timeout: the deadline exists (and would be the alarm's) but cannot pass in this phase,
+  // so any alarm counted here is one a heartbeat caused.
+  const { callback } = await inbox.reserveJob(sid, {
+    handle: "j",
+    command: "make test",
+    heartbeat_timeout_ms: 30_000,
+  });
+  const send = (i: number) => heartbeat(callback, withTail ? tailBody(i) : undefined);
+  for (let i = 0; i < 20; i += 1) await send(i); // warm: statements prepared, isolate hot
+  await settle(() => served.pids);
+  const before = await inbox.getSessionStats(sid);
+  const cpu0 = cpuSeconds(served.pids);
+  const latencies: number[] = [];
+  for (let i = 20; i < 20 + count; i += 1) {
+    const t0 = performance.now();
+    const status = await send(i);
+    latencies.push(performance.now() - t0);
+    if (status !== 200) throw new Error(`heartbeat answered ${status}`);
+  }
+  const cpuMs = ((cpuSeconds(served.pids) - cpu0) / count) * 1000;
+  const d = delta(before, await inbox.getSessionStats(sid));
+  return {
+    rows: d.rows_written / count,
+    read: d.rows_read / count,
+    alarms: d.alarms / count,
+    cpuMs,
+    p50: percentile(latencies, 50),
+  };
+}
+
+/** Reserves a job and completes it at once: the completion path, timed two ways. */
+async function completionSample(inbox: ExecInboxClient, sid: string, handle: string) {
+  const t0 = performance.now();
+  const { callback } = await inbox.reserveJob(sid, { handle, command: "echo ok" });
+  const t1 = performance.now();
+  await postCompletion(callback, { status: "completed", exit_code: 0, output: "ok\n" });
+  const t2 = performance.now();
+  return { completion: t2 - t1, reserveToCompletion: t2 - t0 };
+}
+
+type Sample = Awaited<ReturnType<typeof completionSample>>;
+
+/** Completion samples every `paceMs` until `untilMs` (performance.now()), sequential. */
+async function sampleCompletions(
+  inbox: ExecInboxClient,
+  sid: string,
+  label: string,
+  untilMs: number,
+  paceMs: number,
+): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  for (let i = 0; performance.now() < untilMs; i += 1) {
+    const next = performance.now() + paceMs;
+    samples.push(await completionSample(inbox, sid, `${label}-${i}`));
+    await sleep(Math.max(0, next - performance.now()));
+  }
+  return samples;
+}
+
+/** Phases without heartbeats: what one completion sample costs, so it can be taken out below. */
+async function quietPhase(served: ServedWorker, sid: string, label: string, ms: number) {
+  const inbox = agentClient(served.directBase);
+  await settle(() => served.pids);
+  const before = await inbox.getSessionStats(sid);
+  const cpu0 = cpuSeconds(served.pids);
+  const samples = await sampleCompletions(inbox, sid, label, performance.now() + ms, PACE_MS);
+  return {
+    samples,
+    cpu: cpuSeconds(served.pids) - cpu0,
+    counters: delta(before, await inbox.getSessionStats(sid)),
+  };
+}
+
+/** Items 2 and 3: 64 jobs of one session heartbeating once a second, completions beside them. */
+async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
+  // Half the run, so the run spans two timeout periods (two alarms at most, by the target).
+  const timeoutMs = durationMs / 2;
+  const inbox = agentClient(served.directBase);
+  const sid = `hb-64-${Date.now().toString(36)}`;
+  await inbox.createSession({ id: sid });
+  // Without, before and after (A/B/A), so the machine's drift falls on both sides alike.
+  const first = await quietPhase(served, sid, "before", durationMs / 2);
+
+  const callbacks: Callback[] = [];
+  for (let j = 0; j < JOBS; j += 1) {
+    const reserved = await inbox.reserveJob(sid, {
+      handle: `hb-${j}`,
+      command: `job ${j}`,
+      heartbeat_timeout_ms: timeoutMs,
+    });
+    callbacks.push(reserved.callback);
+  }
+  const before = await inbox.getSessionStats(sid);
+  const cpu0 = cpuSeconds(served.pids);
+  const start = performance.now();
+  const end = start + durationMs;
+  const latencies: number[] = [];
+  let refused = 0;
+  // Each job once a second, the 64 spread evenly over the second, as independent runners would be.
+  const loops = callbacks.map(async (callback, j) => {
+    for (let k = 0; ; k += 1) {
+      const at = start + (j * 1000) / JOBS + k * 1000;
+      if (at >= end) return;
+      await sleep(Math.max(0, at - performance.now()));
+      const t0 = performance.now();
+      if ((await heartbeat(callback, tailBody(k))) !== 200) refused += 1;
+      latencies.push(performance.now() - t0);
+    }
+  });
+  const beside = sampleCompletions(inbox, sid, "beside", end, PACE_MS);
+  await Promise.all(loops);
+  const samples = await beside;
+  const cpu = cpuSeconds(served.pids) - cpu0;
+  const counters = delta(before, await inbox.getSessionStats(sid));
+  // Every job must still be running: none declared lost while its heartbeats arrived.
+  const statuses = await Promise.all(callbacks.map((_, j) => inbox.getJob(sid, `hb-${j}`)));
+  const lost = statuses.filter((job) => job.status !== "running").length;
+  for (const callback of callbacks) {
+    await postCompletion(callback, { status: "completed", exit_code: 0, output: "done\n" });
+  }
+  const last = await quietPhase(served, sid, "after", durationMs / 2);
+
+  // The completions sampled beside the heartbeats are taken out at what one cost without them.
+  const quiet = [...first.samples, ...last.samples];
+  const perSample = (pick: (p: typeof first) => number) =>
+    (pick(first) + pick(last)) / quiet.length;
+  const heartbeats = latencies.length;
+  const p50 = (list: Sample[], key: keyof Sample) =>
+    percentile(
+      list.map((s) => s[key]),
+      50,
+    );
+  return {
+    timeoutMs,
+    heartbeats,
+    rate: heartbeats / (durationMs / 1000),
+    refused,
+    lost,
+    heartbeatP50: percentile(latencies, 50),
+    heartbeatP99: percentile(latencies, 99),
+    rowsRaw: counters.rows_written,
+    rows:
+      (counters.rows_written - samples.length * perSample((p) => p.counters.rows_written)) /
+      heartbeats,
+    cpuMs: ((cpu - samples.length * perSample((p) => p.cpu)) / heartbeats) * 1000,
+    alarms: counters.alarms,
+    quietAlarms: first.counters.alarms + last.counters.alarms,
+    completionWith: p50(samples, "completion"),
+    completionWithout: p50(quiet, "completion"),
+    reserveWith: p50(samples, "reserveToCompletion"),
+    reserveWithout: p50(quiet, "reserveToCompletion"),
+    samplesWith: samples.length,
+    samplesWithout: quiet.length,
+  };
+}
+
+const f = (value: number, digits = 2) => value.toFixed(digits);
+const verdict = (met: boolean) => (met ? "met" : "**missed**");
+
+export async function benchHeartbeats(script: string, quick: boolean): Promise<void> {
+  const count = quick ? 100 : 500;
+  const durationMs = quick ? 15_000 : 60_000;
+  say(
+    `### Liveness: what heartbeats cost (\`npm run bench:heartbeats${quick ? " -- --quick" : ""}\`)`,
+  );
+  say(`Load average at start: ${loadAverage()}.`);
+  const state = mkdtempSync(join(tmpdir(), "exec-inbox-bench-hb-"));
+  const served = await serveExecInbox(script, join(state, "mf"));
+  try {
+    const bare = await perHeartbeat(served, false, count);
+    const tail = await perHeartbeat(served, true, count);
+    table(
+      [
+        `${count} sequential heartbeats of one job`,
+        "rows written",
+        "rows read",
+        "alarms",
+        "workerd CPU",
+        "p50",
+        "target",
+      ],
+      [bare, tail].map((m, i) => [
+        i === 0 ? "bare (no progress)" : "4 KiB `output_tail` (new each time)",
+        f(m.rows),
+        f(m.read),
+        f(m.alarms),
+        `${f(m.cpuMs)} ms`,
+        `${f(m.p50)} ms`,
+        i === 0 ? `≤ 1 row, 0 alarms: ${verdict(m.rows <= 1 && m.alarms === 0)}` : "–",
+      ]),
+    );
+    const r = await sixtyFourJobs(served, durationMs);
+    const periods = durationMs / r.timeoutMs;
+    const ratio = r.completionWith / r.completionWithout;
+    say(
+      `One session, ${JOBS} jobs each heartbeating once a second (4 KiB tail) for ${durationMs / 1000} s, heartbeat timeout ${r.timeoutMs / 1000} s; a completion (reserve, then POST) every ${PACE_MS} ms beside them, and in ${durationMs / 2000} s without them before and after:`,
+    );
+    table(
+      ["figure", "measured", "target"],
+      [
+        ["heartbeats sent (per second)", `${r.heartbeats} (${f(r.rate, 1)})`, `${JOBS}/s`],
+        [
+          "heartbeats refused / jobs not running at the end",
+          `${r.refused} / ${r.lost}`,
+          `0 / 0: ${verdict(r.refused === 0 && r.lost === 0)}`,
+        ],
+        ["heartbeat p50 / p99", `${f(r.heartbeatP50)} / ${f(r.heartbeatP99)} ms`, "–"],
+        [
+          "rows written per heartbeat (all rows in the phase)",
+          `${f(r.rows)} (${r.rowsRaw})`,
+          `≤ 1 (tail new each time)`,
+        ],
+        ["workerd CPU per heartbeat", `${f(r.cpuMs)} ms`, "–"],
+        [
+          "alarm invocations in the session (without heartbeats)",
+          `${r.alarms} (${r.quietAlarms})`,
+          `≤ ${periods} (1 per timeout): ${verdict(r.alarms <= periods)}`,
+        ],
+        [
+          "completion POST → answered, p50 with / without",
+          `${f(r.completionWith)} / ${f(r.completionWithout)} ms = ${f(ratio)}×`,
+          `≤ 1.10×: ${verdict(ratio <= 1.1)}`,
+        ],
+        [
+          "reserve → completion answered, p50 with / without",
+          `${f(r.reserveWith)} / ${f(r.reserveWithout)} ms = ${f(r.reserveWith / r.reserveWithout)}×`,
+          "–",
+        ],
+        ["completion samples with / without", `${r.samplesWith} / ${r.samplesWithout}`, "–"],
+      ],
+    );
+    say(
+      "Rows and CPU per heartbeat in the 64-job phase are the phase's totals less the sampled completions at what one cost without heartbeats, over the heartbeats sent.",
+    );
+    say(`Load average at end: ${loadAverage()}.`);
+  } finally {
+    await served.stop();
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  benchHeartbeats(buildWorker(".", ".bench/exec-inbox"), scriptArgs([]).quick).catch(
+    (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    },
+  );
+}
