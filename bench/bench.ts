@@ -2,7 +2,8 @@
 // runtimes exec-inbox runs on locally (wrangler dev; the built Worker on workerd through Miniflare's
 // API, with and without its entry worker), beside the runtime's floors, with cost and a table of
 // semantics measured by running each case, and what heartbeats cost (bench/bench-heartbeats.ts).
-// A full run writes every table to docs/benchmarks-latest.md; the tables' layout is in bench/bench-tables.ts.
+// A full run writes every table to docs/benchmarks-latest.md; the tables' layout is in
+// bench/bench-tables.ts.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
