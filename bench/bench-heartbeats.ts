@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { type Callback, type ExecInboxClient, postCompletion } from "../client";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient } from "../test/support/local-stack";
+import { heartbeatsInThread } from "./lib/heartbeat-runners";
 import { buildWorker, type ServedWorker, serveExecInbox } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, settle } from "./lib/proc";
 import { say, table } from "./lib/report";
@@ -102,35 +103,48 @@ async function completionSample(inbox: ExecInboxClient, sid: string, handle: str
 }
 
 type Sample = Awaited<ReturnType<typeof completionSample>>;
+/** Samples into the heartbeating session itself, and into another session of the same process. */
+interface Samples {
+  readonly same: Sample[];
+  readonly other: Sample[];
+}
 
-/** Completion samples every `paceMs` until `untilMs` (performance.now()), sequential. */
+/**
+ * One completion every `PACE_MS` until `untilMs` (performance.now()), sequential, alternating
+ * between the heartbeats' own session (their object's queue) and another (the process's CPU only).
+ */
 async function sampleCompletions(
   inbox: ExecInboxClient,
-  sid: string,
+  sids: readonly [string, string],
   label: string,
   untilMs: number,
-  paceMs: number,
-): Promise<Sample[]> {
-  const samples: Sample[] = [];
+): Promise<Samples> {
+  const samples: Samples = { same: [], other: [] };
   for (let i = 0; performance.now() < untilMs; i += 1) {
-    const next = performance.now() + paceMs;
-    samples.push(await completionSample(inbox, sid, `${label}-${i}`));
+    const next = performance.now() + PACE_MS;
+    const sample = await completionSample(inbox, sids[i % 2] ?? "", `${label}-${i}`);
+    (i % 2 === 0 ? samples.same : samples.other).push(sample);
     await sleep(Math.max(0, next - performance.now()));
   }
   return samples;
 }
 
-/** Phases without heartbeats: what one completion sample costs, so it can be taken out below. */
-async function quietPhase(served: ServedWorker, sid: string, label: string, ms: number) {
+/** A phase without heartbeats: what one completion sample costs, so it can be taken out below. */
+async function quietPhase(
+  served: ServedWorker,
+  sids: readonly [string, string],
+  label: string,
+  ms: number,
+) {
   const inbox = agentClient(served.directBase);
   await settle(() => served.pids);
-  const before = await inbox.getSessionStats(sid);
+  const before = await inbox.getSessionStats(sids[0]);
   const cpu0 = cpuSeconds(served.pids);
-  const samples = await sampleCompletions(inbox, sid, label, performance.now() + ms, PACE_MS);
+  const samples = await sampleCompletions(inbox, sids, label, performance.now() + ms);
   return {
     samples,
     cpu: cpuSeconds(served.pids) - cpu0,
-    counters: delta(before, await inbox.getSessionStats(sid)),
+    rows: delta(before, await inbox.getSessionStats(sids[0])).rows_written,
   };
 }
 
@@ -139,60 +153,58 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
   // Half the run, so the run spans two timeout periods (two alarms at most, by the target).
   const timeoutMs = durationMs / 2;
   const inbox = agentClient(served.directBase);
-  const sid = `hb-64-${Date.now().toString(36)}`;
-  await inbox.createSession({ id: sid });
+  const run = Date.now().toString(36);
+  const sids = [`hb-64-${run}`, `hb-other-${run}`] as const;
+  for (const id of sids) await inbox.createSession({ id });
   // Without, before and after (A/B/A), so the machine's drift falls on both sides alike.
-  const first = await quietPhase(served, sid, "before", durationMs / 2);
+  const first = await quietPhase(served, sids, "before", durationMs / 2);
 
   const callbacks: Callback[] = [];
   for (let j = 0; j < JOBS; j += 1) {
-    const reserved = await inbox.reserveJob(sid, {
+    const reserved = await inbox.reserveJob(sids[0], {
       handle: `hb-${j}`,
       command: `job ${j}`,
       heartbeat_timeout_ms: timeoutMs,
     });
     callbacks.push(reserved.callback);
   }
-  const before = await inbox.getSessionStats(sid);
+  const before = await inbox.getSessionStats(sids[0]);
   const cpu0 = cpuSeconds(served.pids);
-  const start = performance.now();
-  const end = start + durationMs;
-  const latencies: number[] = [];
-  let refused = 0;
-  // Each job once a second, the 64 spread evenly over the second, as independent runners would be.
-  const loops = callbacks.map(async (callback, j) => {
-    for (let k = 0; ; k += 1) {
-      const at = start + (j * 1000) / JOBS + k * 1000;
-      if (at >= end) return;
-      await sleep(Math.max(0, at - performance.now()));
-      const t0 = performance.now();
-      if ((await heartbeat(callback, tailBody(k))) !== 200) refused += 1;
-      latencies.push(performance.now() - t0);
-    }
-  });
-  const beside = sampleCompletions(inbox, sid, "beside", end, PACE_MS);
-  await Promise.all(loops);
+  const end = performance.now() + durationMs;
+  const runners = heartbeatsInThread(callbacks, durationMs);
+  const beside = sampleCompletions(inbox, sids, "beside", end);
+  const { latencies, refused } = await runners;
   const samples = await beside;
   const cpu = cpuSeconds(served.pids) - cpu0;
-  const counters = delta(before, await inbox.getSessionStats(sid));
+  const counters = delta(before, await inbox.getSessionStats(sids[0]));
   // Every job must still be running: none declared lost while its heartbeats arrived.
-  const statuses = await Promise.all(callbacks.map((_, j) => inbox.getJob(sid, `hb-${j}`)));
+  const statuses = await Promise.all(callbacks.map((_, j) => inbox.getJob(sids[0], `hb-${j}`)));
   const lost = statuses.filter((job) => job.status !== "running").length;
   for (const callback of callbacks) {
     await postCompletion(callback, { status: "completed", exit_code: 0, output: "done\n" });
   }
-  const last = await quietPhase(served, sid, "after", durationMs / 2);
+  const last = await quietPhase(served, sids, "after", durationMs / 2);
 
-  // The completions sampled beside the heartbeats are taken out at what one cost without them.
-  const quiet = [...first.samples, ...last.samples];
-  const perSample = (pick: (p: typeof first) => number) =>
-    (pick(first) + pick(last)) / quiet.length;
+  // The completions sampled beside the heartbeats are taken out at what one cost without them:
+  // rows of the heartbeats' session per sample into it, the process's CPU per sample into either.
+  const quiet: Samples = {
+    same: [...first.samples.same, ...last.samples.same],
+    other: [...first.samples.other, ...last.samples.other],
+  };
+  const rowsPerSample = (first.rows + last.rows) / quiet.same.length;
+  const cpuPerSample = (first.cpu + last.cpu) / (quiet.same.length + quiet.other.length);
   const heartbeats = latencies.length;
   const p50 = (list: Sample[], key: keyof Sample) =>
     percentile(
       list.map((s) => s[key]),
       50,
     );
+  const compare = (key: keyof Sample) =>
+    (["same", "other"] as const).map((where) => ({
+      with: p50(samples[where], key),
+      without: p50(quiet[where], key),
+      count: `${samples[where].length} / ${quiet[where].length}`,
+    }));
   return {
     timeoutMs,
     heartbeats,
@@ -202,18 +214,12 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
     heartbeatP50: percentile(latencies, 50),
     heartbeatP99: percentile(latencies, 99),
     rowsRaw: counters.rows_written,
-    rows:
-      (counters.rows_written - samples.length * perSample((p) => p.counters.rows_written)) /
-      heartbeats,
-    cpuMs: ((cpu - samples.length * perSample((p) => p.cpu)) / heartbeats) * 1000,
+    rows: (counters.rows_written - samples.same.length * rowsPerSample) / heartbeats,
+    cpuMs:
+      ((cpu - (samples.same.length + samples.other.length) * cpuPerSample) / heartbeats) * 1000,
     alarms: counters.alarms,
-    quietAlarms: first.counters.alarms + last.counters.alarms,
-    completionWith: p50(samples, "completion"),
-    completionWithout: p50(quiet, "completion"),
-    reserveWith: p50(samples, "reserveToCompletion"),
-    reserveWithout: p50(quiet, "reserveToCompletion"),
-    samplesWith: samples.length,
-    samplesWithout: quiet.length,
+    completion: compare("completion"),
+    reserve: compare("reserveToCompletion"),
   };
 }
 
@@ -254,9 +260,8 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
     );
     const r = await sixtyFourJobs(served, durationMs);
     const periods = durationMs / r.timeoutMs;
-    const ratio = r.completionWith / r.completionWithout;
     say(
-      `One session, ${JOBS} jobs each heartbeating once a second (4 KiB tail) for ${durationMs / 1000} s, heartbeat timeout ${r.timeoutMs / 1000} s; a completion (reserve, then POST) every ${PACE_MS} ms beside them, and in ${durationMs / 2000} s without them before and after:`,
+      `One session, ${JOBS} jobs each heartbeating once a second (4 KiB tail) for ${durationMs / 1000} s, heartbeat timeout ${r.timeoutMs / 1000} s; a completion (reserve, then POST) every ${PACE_MS} ms beside them, in turn into their session and into another, and the same for ${durationMs / 2000} s without them before and after:`,
     );
     table(
       ["figure", "measured", "target"],
@@ -275,21 +280,28 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
         ],
         ["workerd CPU per heartbeat", `${f(r.cpuMs)} ms`, "–"],
         [
-          "alarm invocations in the session (without heartbeats)",
-          `${r.alarms} (${r.quietAlarms})`,
+          "alarm invocations in the session",
+          `${r.alarms}`,
           `≤ ${periods} (1 per timeout): ${verdict(r.alarms <= periods)}`,
         ],
-        [
-          "completion POST → answered, p50 with / without",
-          `${f(r.completionWith)} / ${f(r.completionWithout)} ms = ${f(ratio)}×`,
-          `≤ 1.10×: ${verdict(ratio <= 1.1)}`,
-        ],
-        [
-          "reserve → completion answered, p50 with / without",
-          `${f(r.reserveWith)} / ${f(r.reserveWithout)} ms = ${f(r.reserveWith / r.reserveWithout)}×`,
-          "–",
-        ],
-        ["completion samples with / without", `${r.samplesWith} / ${r.samplesWithout}`, "–"],
+        ...(["in the same session", "in another session"] as const).flatMap((where, i) => {
+          const c = r.completion[i];
+          const v = r.reserve[i];
+          if (c === undefined || v === undefined) return [];
+          const ratio = c.with / c.without;
+          return [
+            [
+              `completion POST → answered, ${where}: p50 with / without (samples)`,
+              `${f(c.with)} / ${f(c.without)} ms = ${f(ratio)}× (${c.count})`,
+              `≤ 1.10×: ${verdict(ratio <= 1.1)}`,
+            ],
+            [
+              `reserve → completion answered, ${where}: p50 with / without`,
+              `${f(v.with)} / ${f(v.without)} ms = ${f(v.with / v.without)}×`,
+              "–",
+            ],
+          ];
+        }),
       ],
     );
     say(
