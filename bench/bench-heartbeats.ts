@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { type Callback, type ExecInboxClient, postCompletion } from "../client";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient } from "../test/support/local-stack";
-import { heartbeatsInThread } from "./lib/heartbeat-runners";
+import { heartbeatsInThread, heartbeatTargets } from "./lib/heartbeat-runners";
 import { buildWorker, type ServedWorker, serveExecInbox } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, settle } from "./lib/proc";
 import { say, table } from "./lib/report";
@@ -171,7 +171,7 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
   const before = await inbox.getSessionStats(sids[0]);
   const cpu0 = cpuSeconds(served.pids);
   const end = performance.now() + durationMs;
-  const runners = heartbeatsInThread(callbacks, durationMs);
+  const runners = heartbeatsInThread(heartbeatTargets(callbacks), durationMs);
   const beside = sampleCompletions(inbox, sids, "beside", end);
   const { latencies, refused } = await runners;
   const samples = await beside;
@@ -184,6 +184,13 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
     await postCompletion(callback, { status: "completed", exit_code: 0, output: "done\n" });
   }
   const last = await quietPhase(served, sids, "after", durationMs / 2);
+  // The control: the same 64 requests a second to a no-op object route, so what any traffic at
+  // that rate costs the samples on this machine (two cores, shared) is told from the heartbeats'.
+  const noop = { url: `${served.directBase}/healthz/object` };
+  const controlEnd = performance.now() + durationMs / 2;
+  const controlRunners = heartbeatsInThread(Array(JOBS).fill(noop), durationMs / 2);
+  const control = await sampleCompletions(inbox, sids, "control", controlEnd);
+  if ((await controlRunners).refused > 0) throw new Error("the no-op route refused a request");
 
   // The completions sampled beside the heartbeats are taken out at what one cost without them:
   // rows of the heartbeats' session per sample into it, the process's CPU per sample into either.
@@ -203,6 +210,7 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
     (["same", "other"] as const).map((where) => ({
       with: p50(samples[where], key),
       without: p50(quiet[where], key),
+      control: p50(control[where], key),
       count: `${samples[where].length} / ${quiet[where].length}`,
     }));
   return {
@@ -294,6 +302,11 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
               `completion POST → answered, ${where}: p50 with / without (samples)`,
               `${f(c.with)} / ${f(c.without)} ms = ${f(ratio)}× (${c.count})`,
               `≤ 1.10×: ${verdict(ratio <= 1.1)}`,
+            ],
+            [
+              `the same beside 64 no-op object calls a second (control)`,
+              `${f(c.control)} / ${f(c.without)} ms = ${f(c.control / c.without)}×`,
+              "–",
             ],
             [
               `reserve → completion answered, ${where}: p50 with / without`,
