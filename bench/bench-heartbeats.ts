@@ -187,10 +187,14 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
   // The control: the same 64 requests a second to a no-op object route, so what any traffic at
   // that rate costs the samples on this machine (two cores, shared) is told from the heartbeats'.
   const noop = { url: `${served.directBase}/healthz/object` };
+  await settle(() => served.pids);
+  const controlCpu0 = cpuSeconds(served.pids);
   const controlEnd = performance.now() + durationMs / 2;
   const controlRunners = heartbeatsInThread(Array(JOBS).fill(noop), durationMs / 2);
   const control = await sampleCompletions(inbox, sids, "control", controlEnd);
-  if ((await controlRunners).refused > 0) throw new Error("the no-op route refused a request");
+  const controlCalls = await controlRunners;
+  if (controlCalls.refused > 0) throw new Error("the no-op route refused a request");
+  const controlCpu = cpuSeconds(served.pids) - controlCpu0;
 
   // The completions sampled beside the heartbeats are taken out at what one cost without them:
   // rows of the heartbeats' session per sample into it, the process's CPU per sample into either.
@@ -225,6 +229,10 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
     rows: (counters.rows_written - samples.same.length * rowsPerSample) / heartbeats,
     cpuMs:
       ((cpu - (samples.same.length + samples.other.length) * cpuPerSample) / heartbeats) * 1000,
+    controlCpuMs:
+      ((controlCpu - (control.same.length + control.other.length) * cpuPerSample) /
+        controlCalls.latencies.length) *
+      1000,
     alarms: counters.alarms,
     completion: compare("completion"),
     reserve: compare("reserveToCompletion"),
@@ -286,7 +294,11 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
           `${f(r.rows)} (${r.rowsRaw})`,
           `≤ 1 (tail new each time)`,
         ],
-        ["workerd CPU per heartbeat", `${f(r.cpuMs)} ms`, "–"],
+        [
+          "workerd CPU per heartbeat (per no-op object call, control)",
+          `${f(r.cpuMs)} ms (${f(r.controlCpuMs)} ms)`,
+          "–",
+        ],
         [
           "alarm invocations in the session",
           `${r.alarms}`,
