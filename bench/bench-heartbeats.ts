@@ -23,7 +23,7 @@ const PACE_MS = 250;
 const JOBS = 64;
 
 type Stats = Awaited<ReturnType<ExecInboxClient["getSessionStats"]>>;
-type Counters = Pick<Stats, "rows_written" | "rows_read" | "alarms">;
+type Counters = Pick<Stats, "rows_written" | "rows_read" | "alarms" | "index_rows_written">;
 
 /** What the reference runner sends: the last 4 KiB of output, new each time (the worst case). */
 const tailBody = (i: number) => ({
@@ -54,6 +54,7 @@ function delta(before: Stats, after: Stats): Counters {
     rows_written: after.rows_written - before.rows_written,
     rows_read: after.rows_read - before.rows_read,
     alarms: after.alarms - before.alarms,
+    index_rows_written: after.index_rows_written - before.index_rows_written,
   };
 }
 
@@ -87,6 +88,7 @@ async function perHeartbeat(served: ServedWorker, withTail: boolean, count: numb
     rows: d.rows_written / count,
     read: d.rows_read / count,
     alarms: d.alarms / count,
+    index: d.index_rows_written / count,
     cpuMs,
     p50: percentile(latencies, 50),
   };
@@ -234,6 +236,7 @@ async function sixtyFourJobs(served: ServedWorker, durationMs: number) {
         controlCalls.latencies.length) *
       1000,
     alarms: counters.alarms,
+    index: counters.index_rows_written,
     completion: compare("completion"),
     reserve: compare("reserveToCompletion"),
   };
@@ -260,6 +263,7 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
         "rows written",
         "rows read",
         "alarms",
+        "D1 index rows",
         "workerd CPU",
         "p50",
         "target",
@@ -269,6 +273,7 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
         f(m.rows),
         f(m.read),
         f(m.alarms),
+        f(m.index),
         `${f(m.cpuMs)} ms`,
         `${f(m.p50)} ms`,
         i === 0 ? `≤ 1 row, 0 alarms: ${verdict(m.rows <= 1 && m.alarms === 0)}` : "–",
@@ -303,6 +308,11 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
           "alarm invocations in the session",
           `${r.alarms}`,
           `≤ ${periods} (1 per timeout): ${verdict(r.alarms <= periods)}`,
+        ],
+        [
+          "D1 index rows written in the phase (heartbeats and sampled completions)",
+          `${r.index}`,
+          "–",
         ],
         ...(["in the same session", "in another session"] as const).flatMap((where, i) => {
           const c = r.completion[i];
