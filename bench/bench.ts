@@ -1,13 +1,15 @@
 // `npm run bench [-- --quick]`: exec-inbox's wake against Restate's and Cloudflare Workflows', on the
 // runtimes exec-inbox runs on locally (wrangler dev; the built Worker on workerd through Miniflare's
 // API, with and without its entry worker), beside the runtime's floors, with cost and a table of
-// semantics measured by running each case. A full run writes every table to
-// docs/benchmarks-latest.md; the tables' layout is in bench/bench-tables.ts.
+// semantics measured by running each case, and what heartbeats cost (bench/bench-heartbeats.ts).
+// A full run writes every table to docs/benchmarks-latest.md; the tables' layout is in
+// bench/bench-tables.ts.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, startWranglerDev } from "../test/support/local-stack";
+import { benchHeartbeats } from "./bench-heartbeats";
 import { benchIndex } from "./bench-index";
 import { benchSandbox } from "./bench-sandbox";
 import { benchSemantics } from "./bench-semantics";
@@ -171,6 +173,7 @@ async function main(): Promise<void> {
   printTables(tally, PLAN);
   await benchSemantics(scripts);
   await benchSandbox(quick ? 50 : undefined);
+  await benchHeartbeats(scripts.execInbox, quick);
   if (!quick) await benchSyscalls(scripts.execInbox);
   if (!quick) {
     say("### The session index off and on (`npm run bench:index`, wrangler dev)");
