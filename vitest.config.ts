@@ -21,6 +21,9 @@ const TEST_BINDINGS = {
 
 export default defineConfig({
   test: {
+    // Both cores: most tests wait on timers and other processes, not on the CPU, and one file at
+    // a time (vitest's default here, cores − 1) left CI near its 12-minute budget (12.5 min).
+    maxWorkers: 2,
     // The JSON report feeds the one-line summary that .ci/run prints.
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     projects: [

@@ -23,11 +23,12 @@ describe("liveness across an idle close under the real wrangler dev", () => {
       heartbeat_timeout_ms: timeoutMs,
     });
     expect(reserved.status).toBe(201);
-    await sleep(timeoutMs + 1_500);
+    await sleep(timeoutMs + 3_000);
     const quiet = (await agent("GET", `/v1/sessions/${sid}/exec-jobs/quiet`)).body;
     expect(quiet).toMatchObject({ status: "lost", ended_by: "heartbeat_timeout" });
     const lostAfter = Date.parse(quiet.completed_at) - reservedAt;
     expect(lostAfter).toBeGreaterThanOrEqual(timeoutMs);
-    expect(lostAfter).toBeLessThan(timeoutMs + 1_500);
+    // On time: not a grace (a whole timeout) later; the slack is the alarm's own on a busy machine.
+    expect(lostAfter).toBeLessThan(timeoutMs + 3_000);
   }, 60_000);
 });
