@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { type ExecInboxClient, verifyResume } from "../client";
+import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../shared/exec-wire";
 import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
 import { isSessionGone, isStaleResume, retrying } from "./retry";
@@ -97,7 +98,22 @@ export class AgentKit {
   private readonly retries = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
 
-  constructor(private readonly options: AgentKitOptions) {}
+  constructor(private readonly options: AgentKitOptions) {
+    // exec-inbox refuses any other value: every background job would be killed as unwatched.
+    const timeout = options.heartbeatTimeoutMs;
+    if (
+      timeout !== undefined &&
+      !(
+        Number.isSafeInteger(timeout) &&
+        timeout >= HEARTBEAT_TIMEOUT_MIN_MS &&
+        timeout <= HEARTBEAT_TIMEOUT_MAX_MS
+      )
+    ) {
+      throw new RangeError(
+        `heartbeatTimeoutMs is ${String(timeout)}: it must be a whole number of ms from ${HEARTBEAT_TIMEOUT_MIN_MS} to ${HEARTBEAT_TIMEOUT_MAX_MS}`,
+      );
+    }
+  }
 
   private log(line: string): void {
     this.options.log?.(line);

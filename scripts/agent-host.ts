@@ -54,8 +54,9 @@ const host = await startExampleHost({
   // The tenant of that token: resumes signed for another tenant are refused.
   ...(env.EXEC_INBOX_TENANT ? { tenant: env.EXEC_INBOX_TENANT } : {}),
   // Liveness for every background job (unset: the deployment's HEARTBEAT_TIMEOUT_MS applies).
+  // A typo must not become "no liveness": the kit refuses a value that is not a number in range.
   ...(env.EXEC_INBOX_HEARTBEAT_TIMEOUT_MS
-    ? { heartbeatTimeoutMs: Number(env.EXEC_INBOX_HEARTBEAT_TIMEOUT_MS) }
+    ? { heartbeatTimeoutMs: Number(env.EXEC_INBOX_HEARTBEAT_TIMEOUT_MS.trim()) }
     : {}),
   resumeSigningSecret: env.RESUME_SIGNING_SECRET || devVar("RESUME_SIGNING_SECRET"),
   runnerUrl: env.RUNNER_URL || "http://127.0.0.1:8788",

@@ -70,15 +70,28 @@ export const heartbeatTimeoutMs = z
   .max(HEARTBEAT_TIMEOUT_MAX_MS);
 
 /** A heartbeat's body: optional progress. An empty body (or none) is a bare heartbeat. */
-export const heartbeatBody = z.strictObject({
-  output_tail: z
-    .string()
-    .refine((tail) => new TextEncoder().encode(tail).byteLength <= MAX_OUTPUT_TAIL_BYTES, {
-      message: "output_tail is longer than 16 KiB of UTF-8",
-    })
-    .optional(),
-  output_bytes_total: z.int().min(0).optional(),
-});
+export const heartbeatBody = z
+  .strictObject({
+    output_tail: z
+      .string()
+      .refine((tail) => new TextEncoder().encode(tail).byteLength <= MAX_OUTPUT_TAIL_BYTES, {
+        message: "output_tail is longer than 16 KiB of UTF-8",
+      })
+      .optional(),
+    output_bytes_total: z.int().min(0).optional(),
+  })
+  .superRefine((body, issues) => {
+    // As for a completion: a total below what the tail itself shows is impossible.
+    if (body.output_tail === undefined || body.output_bytes_total === undefined) return;
+    const { min } = rawBytesRange(body.output_tail);
+    if (body.output_bytes_total < min) {
+      issues.addIssue({
+        code: "custom",
+        path: ["output_bytes_total"],
+        message: `is ${body.output_bytes_total}, but output_tail shows at least ${min} bytes`,
+      });
+    }
+  });
 
 /** What a heartbeat is answered: the runner ends the command when `cancel_requested`. */
 export const heartbeatReply = z.strictObject({

@@ -29,7 +29,8 @@ export function describeApi(app: OpenAPIHono<AppEnv>): void {
   registry.registerComponent("securitySchemes", "callbackToken", {
     type: "http",
     scheme: "bearer",
-    description: "The callback token of one job, returned by its reservation (only its completion)",
+    description:
+      "The callback token of one job, returned by its reservation (only its completion and heartbeat)",
   });
   const { schema, ...response } = methodNotAllowedResponse;
   registry.register("MethodNotAllowedProblem", schema);

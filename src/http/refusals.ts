@@ -13,7 +13,7 @@ const SENT: Record<TokenKind, string> = {
 const TAKES: Record<RouteKind, string> = {
   agent: "agent routes take an AGENT_TOKENS token",
   operator: "/v1/ops routes take an OPERATOR_TOKENS token",
-  completion: "a completion takes the job's callback token from its reservation",
+  completion: "a completion or heartbeat takes the job's callback token from its reservation",
 };
 
 const UNKNOWN: Record<RouteKind, string> = {

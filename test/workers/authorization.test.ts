@@ -63,7 +63,7 @@ describe("a known token of the wrong kind is named in the 401's detail, never ec
     const sid = uniqueId("completion-kinds");
     await createSession(sid);
     await reserve(sid, "h");
-    const takes = "a completion takes the job's callback token from its reservation";
+    const takes = "a completion or heartbeat takes the job's callback token from its reservation";
     for (const token of [AGENT_TOKEN, ACME_AGENT_TOKEN]) {
       refusedAs(await completion(sid, "h", token), `this is an agent token; ${takes}`, token);
     }

@@ -135,6 +135,11 @@ describe("liveness: a runner that vanishes is noticed", () => {
     const two = (await reserveWith(sid, "h2")).body.callback;
     const long = await beat(sid, "h1", one.token, { output_tail: "x".repeat(16 * 1024 + 1) });
     expect([long.status, long.body.code]).toEqual([422, "invalid_request"]);
+    const short = await beat(sid, "h1", one.token, {
+      output_tail: "abcdef",
+      output_bytes_total: 2,
+    });
+    expect([short.status, short.body.code]).toEqual([422, "invalid_request"]);
     const extra = await beat(sid, "h1", one.token, { status: "done" });
     expect([extra.status, extra.body.code]).toEqual([422, "invalid_request"]);
     expect((await beat(sid, "h1", api.AGENT_TOKEN)).status).toBe(401);

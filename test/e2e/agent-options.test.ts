@@ -1,0 +1,27 @@
+// The kit refuses settings exec-inbox would refuse later, when it is made, not at the first command.
+import { describe, expect, it } from "vitest";
+import { AgentKit } from "../../agent/agent-kit";
+import { FileConversationStore } from "../../agent/conversation-store";
+import { RunnerClient } from "../../agent/runner-client";
+import { ExecInboxClient } from "../../client";
+
+const options = {
+  inbox: new ExecInboxClient({ baseUrl: "http://127.0.0.1:1", token: "t" }),
+  runner: new RunnerClient({ baseUrl: "http://127.0.0.1:1", token: "t" }),
+  store: new FileConversationStore("/nonexistent-never-written"),
+  model: () => {
+    throw new Error("no model in this test");
+  },
+  resumeSigningSecret: "whsec_dGVzdA==",
+  resumeUrl: "http://127.0.0.1:1/resume",
+};
+
+describe("the kit's heartbeatTimeoutMs", () => {
+  it("outside 5,000–86,400,000 ms, or not a number (a typo in an environment variable), the kit refuses to start", () => {
+    for (const bad of [1_000, 86_400_001, 1.5, Number.NaN]) {
+      expect(() => new AgentKit({ ...options, heartbeatTimeoutMs: bad })).toThrow(RangeError);
+    }
+    expect(() => new AgentKit({ ...options, heartbeatTimeoutMs: 60_000 })).not.toThrow();
+    expect(() => new AgentKit(options)).not.toThrow();
+  });
+});
