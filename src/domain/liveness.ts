@@ -185,6 +185,12 @@ export function heartbeat(
   );
 }
 
+/**
+ * A completion refused only for a full inbox counts as its job's heartbeat: the runner is alive and
+ * holds the result until there is room, and it sends no heartbeat once its command ended.
+ */
+export const refusalIsHeartbeat = (code: string): boolean => code === "inbox_full";
+
 export const heartbeatRule: Rule<HeartbeatCmd, HeartbeatReply> = {
   // As a completion: another lifetime's token loads nothing, a token with a `seq` no tombstone.
   needs: (core, cmd) =>

@@ -18,6 +18,7 @@ import {
   type HeartbeatCmd,
   type HeartbeatReply,
   heartbeatRule,
+  refusalIsHeartbeat,
 } from "../domain/liveness";
 import { type JobSummaryView, type JobView, jobSummaryView, jobView } from "../domain/view";
 import { type Kernel, newId } from "./kernel";
@@ -72,9 +73,7 @@ export function listJobs(
 
 export function complete(k: Kernel, cmd: Omit<CompleteCmd, "resumeId">): Result<CompletionReply> {
   const result = run(k, completionRule, { ...cmd, resumeId: newId("rs") });
-  if (!result.ok && result.code === "inbox_full") {
-    // The runner is alive and holds the result until there is room (it sends no heartbeat once
-    // its command ended): the refusal counts as its heartbeat, so the job is not declared lost.
+  if (!result.ok && refusalIsHeartbeat(result.code)) {
     k.execute(heartbeatRule, {
       lifetime: cmd.lifetime,
       handle: cmd.handle,

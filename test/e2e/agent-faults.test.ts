@@ -4,16 +4,16 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MockLanguageModelV3 } from "ai/test";
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { afterFirstCycle } from "../support/e2e-arrange";
-import { devVar, viewWhen } from "../support/local-stack";
+import { viewWhen } from "../support/local-stack";
 import {
   type AgentStack,
   assistantTexts,
   conversationWhen,
   type HostInstance,
   LEASE_MS,
+  postSignedResume,
   startAgentStack,
   toolResults,
 } from "./agent-stack";
@@ -230,21 +230,7 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
       reason: "background_exec_completed",
       inbox: { pending: 1 },
     });
-    const at = new Date();
-    const answered = fetch(`${agent.host.url}/resume`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "webhook-id": delivery!.resumeId,
-        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-        "webhook-signature": new Webhook(devVar("RESUME_SIGNING_SECRET")).sign(
-          delivery!.resumeId,
-          at,
-          body,
-        ),
-      },
-      body,
-    });
+    const answered = postSignedResume(agent.host.url, delivery!.resumeId, body);
     // Waiting behind the blocked turn, the answer would never come before the gate opens.
     const first = await Promise.race([
       answered.then((response) => response.status),
@@ -277,17 +263,7 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
       reason: "background_exec_completed",
       inbox: { pending: 0 },
     });
-    const at = new Date();
-    const answer = await fetch(`${agent.host.url}/resume`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "webhook-id": resumeId,
-        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-        "webhook-signature": new Webhook(devVar("RESUME_SIGNING_SECRET")).sign(resumeId, at, body),
-      },
-      body,
-    });
+    const answer = await postSignedResume(agent.host.url, resumeId, body);
     expect(answer.status).toBe(202);
     await agent.host.kit.settled(sid);
     // A retried registration would come after 1 s, then 2 s.

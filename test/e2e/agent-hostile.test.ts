@@ -1,12 +1,15 @@
 // The example agent host under a hostile caller (issue 25, items 1, 4 and 5): replayed signed
 // resumes, resumes of another tenant, bodies too large or too deep. Real wrangler dev, real runner.
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_RESUME_BODY_BYTES } from "../../agent/bounded-body";
 import { depthDetail, MAX_JSON_DEPTH } from "../../shared/json-depth";
 import { afterFirstCycle } from "../support/e2e-arrange";
-import { devVar } from "../support/local-stack";
-import { type AgentStack, type HostInstance, startAgentStack } from "./agent-stack";
+import {
+  type AgentStack,
+  type HostInstance,
+  postSignedResume,
+  startAgentStack,
+} from "./agent-stack";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy";
 
 let stack: AgentStack;
@@ -36,20 +39,8 @@ const resumeBody = (fields: Record<string, unknown>) =>
     ...fields,
   });
 
-/** POSTs `body` to the host's /resume, signed with the deployment's secret as `resumeId`. */
-function postSigned(resumeId: string, body: string): Promise<Response> {
-  const at = new Date();
-  return fetch(`${agent.host.url}/resume`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "webhook-id": resumeId,
-      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-      "webhook-signature": new Webhook(devVar("RESUME_SIGNING_SECRET")).sign(resumeId, at, body),
-    },
-    body,
-  });
-}
+const postSigned = (resumeId: string, body: string) =>
+  postSignedResume(agent.host.url, resumeId, body);
 
 const registrationsOf = (sid: string) =>
   inboxProxy.seen.filter((r) => r.method === "POST" && r.path === `/v1/sessions/${sid}/runs`)

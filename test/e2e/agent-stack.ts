@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { MockLanguageModelV3 } from "ai/test";
+import { Webhook } from "standardwebhooks";
 import type { SessionRecord } from "../../agent";
 import {
   type ExampleHost,
@@ -245,4 +246,23 @@ export async function conversationWhen(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** POSTs `body` to a host's /resume, signed with the deployment's secret as webhook `resumeId`. */
+export function postSignedResume(
+  hostUrl: string,
+  resumeId: string,
+  body: string,
+): Promise<Response> {
+  const at = new Date();
+  return fetch(`${hostUrl}/resume`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "webhook-id": resumeId,
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": new Webhook(devVar("RESUME_SIGNING_SECRET")).sign(resumeId, at, body),
+    },
+    body,
+  });
 }
