@@ -1,5 +1,6 @@
 // Reads a request body as text, streamed and capped, before anything trusts it: the agent host's
 // routes are open to whoever can reach them. What a refused body gets answered is the caller's.
+import { readCapped } from "../shared/capped-read";
 import { depthDetail, depthExceededAt } from "../shared/json-depth";
 
 /** A resume webhook's body is ~300 bytes; 16 KiB leaves room for longer ids and names. */
@@ -19,29 +20,12 @@ export async function readBoundedText(request: Request, maxBytes: number): Promi
     status: 413,
     error: `request body is larger than ${maxBytes} bytes`,
   } as const;
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
-    await request.body?.cancel();
-    return tooLarge;
-  }
-  if (request.body === null) return { ok: true, text: "" };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    total += chunk.value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return tooLarge;
-    }
-    chunks.push(chunk.value);
-  }
+  const read = await readCapped(request, maxBytes, (reader) => reader.cancel());
+  if (!read.ok) return tooLarge;
   try {
     return {
       ok: true,
-      text: new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, total)),
+      text: new TextDecoder("utf-8", { fatal: true }).decode(read.bytes),
     };
   } catch {
     return { ok: false, status: 422, error: "request body is not valid UTF-8" };
@@ -74,14 +58,4 @@ export async function readBoundedJson(
 ): Promise<{ readonly ok: true; readonly value: unknown } | Refusal> {
   const read = await readBoundedText(request, maxBytes);
   return read.ok ? parseBoundedJson(read.text) : read;
-}
-
-function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

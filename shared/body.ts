@@ -2,6 +2,7 @@
 // What the handler does with the parsed value is left to it.
 import type { Context } from "hono";
 import type { z } from "zod";
+import { readCapped } from "./capped-read";
 import { depthDetail, depthExceededAt } from "./json-depth";
 import { problem } from "./problem";
 
@@ -26,33 +27,8 @@ const tooLarge = (): Response =>
   problem("payload_too_large", `request body is larger than ${MAX_BODY_BYTES} bytes`);
 
 export async function readBodyBytes(request: Request): Promise<BodyRead> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  const body = request.body;
-  if (body === null) return { ok: true, bytes: new Uint8Array() };
-  const reader = body.getReader();
-  if (declared > MAX_BODY_BYTES) {
-    await drain(reader, 0);
-    return { ok: false, response: tooLarge() };
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    total += chunk.value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await drain(reader, total);
-      return { ok: false, response: tooLarge() };
-    }
-    chunks.push(chunk.value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { ok: true, bytes };
+  const read = await readCapped(request, MAX_BODY_BYTES, drain);
+  return read.ok ? read : { ok: false, response: tooLarge() };
 }
 
 const isJsonType = (type: string): boolean =>
