@@ -3,13 +3,15 @@
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { ExecInboxClient } from "../client";
-import { AgentKit, type AgentKitOptions } from "./agent-kit";
+import { AgentKit, type KitSettings } from "./agent-kit";
 import { readBoundedJson } from "./bounded-body";
 import { FileConversationStore } from "./conversation-store";
 import { RunnerClient } from "./runner-client";
+import type { AiSdkTurnOptions } from "./turn-engine";
 
 export interface ExampleHostOptions
-  extends Omit<AgentKitOptions, "inbox" | "runner" | "store" | "resumeUrl"> {
+  extends Omit<KitSettings, "inbox" | "runner" | "store" | "resumeUrl">,
+    AiSdkTurnOptions {
   readonly execInboxUrl: string;
   readonly agentToken: string;
   readonly runnerUrl: string;
@@ -48,7 +50,8 @@ async function stringField(
       };
 }
 
-export function exampleHostApp(kit: AgentKit): Hono {
+/** The host's routes over any kit: an AI SDK one, or one with another framework's turn engine. */
+export function exampleHostApp<M>(kit: AgentKit<M>): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ ok: true }));
   // The kit caps and checks the resume body itself, before its signature.
