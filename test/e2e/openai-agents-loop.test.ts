@@ -1,38 +1,35 @@
 // The kit on OpenAI Agents JS end to end: an `Agent` with a scripted model (no API key) driven by
 // the kit's turn engine against real wrangler dev and the real runner, over the signed webhook.
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
 import { Agent, type AgentInputItem, setTracingDisabled } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  AgentKit,
-  DEFAULT_SYSTEM,
-  exampleHostApp,
-  FileConversationStore,
-  RunnerClient,
-} from "../../agent";
+import { type AgentKit, DEFAULT_SYSTEM, type ExampleHost, startExampleHost } from "../../agent";
 import { itemText, openAiAgentsTurn, ScriptedAgentsModel } from "../../openai-agents";
 import { RUNNER_TOKEN } from "../runner/runner-process";
-import { devVar, freePort } from "../support/local-stack";
+import { AGENT_TOKEN, devVar, freePort } from "../support/local-stack";
 import { type AgentStack, LEASE_MS, postSignedResume, startAgentStack } from "./agent-stack";
 
 // No traces leave this machine (there is no OpenAI key here, and a test must not try).
 setTracingDisabled(true);
 
 let stack: AgentStack;
-let hostUrl: string;
-let closeHost: () => Promise<void>;
+let host: ExampleHost<AgentInputItem>;
 const models = new Map<string, ScriptedAgentsModel>();
 /** A test sets it to make the host crash after storing a turn, before its ack. */
 let crashAfterStore: string | null = null;
 
-function startOpenAiHost(port: number): { kit: AgentKit<AgentInputItem>; close(): Promise<void> } {
-  const kit = new AgentKit<AgentInputItem>({
-    inbox: stack.inbox,
-    runner: new RunnerClient({ baseUrl: stack.runner.base, token: RUNNER_TOKEN }),
-    store: new FileConversationStore<AgentInputItem>(join(stack.stateDir, "openai-agents")),
+let kit: AgentKit<AgentInputItem>;
+
+beforeAll(async () => {
+  stack = await startAgentStack();
+  host = await startExampleHost<AgentInputItem>({
+    execInboxUrl: stack.dev.base,
+    agentToken: AGENT_TOKEN,
     resumeSigningSecret: devVar("RESUME_SIGNING_SECRET"),
-    resumeUrl: `http://127.0.0.1:${port}/resume`,
+    runnerUrl: stack.runner.base,
+    runnerToken: RUNNER_TOKEN,
+    stateDir: join(stack.stateDir, "openai-agents"),
+    port: await freePort(),
     leaseMs: LEASE_MS,
     afterStore: (sessionId) => {
       if (crashAfterStore !== sessionId) return;
@@ -50,28 +47,10 @@ function startOpenAiHost(port: number): { kit: AgentKit<AgentInputItem>; close()
       },
     }),
   });
-  const server = serve({ fetch: exampleHostApp(kit).fetch, port, hostname: "127.0.0.1" });
-  return {
-    kit,
-    close: () => {
-      kit.close();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-let kit: AgentKit<AgentInputItem>;
-
-beforeAll(async () => {
-  stack = await startAgentStack();
-  const port = await freePort();
-  hostUrl = `http://127.0.0.1:${port}`;
-  const host = startOpenAiHost(port);
   kit = host.kit;
-  closeHost = host.close;
 }, 90_000);
 afterAll(async () => {
-  await closeHost?.();
+  await host?.close();
   await stack?.close();
 });
 
@@ -150,7 +129,7 @@ describe("the kit on OpenAI Agents JS, on real wrangler dev and the real runner"
     const trail = await stack.events(sid);
     const statuses = await Promise.all(
       Array.from({ length: 10 }, async () => {
-        const answer = await postSignedResume(hostUrl, delivery?.resumeId ?? "", body);
+        const answer = await postSignedResume(host.url, delivery?.resumeId ?? "", body);
         return answer.status;
       }),
     );
