@@ -1,21 +1,21 @@
 // The host side of the exec-inbox contract for an AI SDK agent: resume webhooks, runs, claims, the
 // model turn, durable conversation, acks and the turn boundary. The caller owns HTTP and the model.
 import { randomUUID } from "node:crypto";
-import type { LanguageModel } from "ai";
+import type { ModelMessage } from "ai";
 import { type ExecInboxClient, verifyResume } from "../client";
 import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../shared/exec-wire";
 import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
 import type { ConversationStore, SessionRecord } from "./conversation-store";
 import { isSessionGone, isStaleResume, retrying } from "./retry";
-import { ModelTurnError, runTurns } from "./run-turns";
+import { type KitRun, ModelTurnError, runTurns } from "./run-turns";
 import type { RunnerClient } from "./runner-client";
+import { type AiSdkTurnOptions, aiSdkTurn, type TurnEngine } from "./turn-engine";
 
-export interface AgentKitOptions {
+/** Everything but the model turn: the same for every agent framework. */
+export interface KitSettings<M = ModelMessage> {
   readonly inbox: ExecInboxClient;
   readonly runner: RunnerClient;
-  readonly store: ConversationStore;
-  /** The model of one session's agent. */
-  readonly model: (sessionId: string) => LanguageModel;
+  readonly store: ConversationStore<M>;
   /**
    * The tenant of `inbox`'s agent token (an AGENT_TOKENS entry `tenant:token`; `default` for a
    * bare token). The signing secret is the deployment's, shared by its tenants: a resume signed for
@@ -26,7 +26,6 @@ export interface AgentKitOptions {
   readonly resumeSigningSecret: string;
   /** Where exec-inbox posts this host's resumes (an origin it allows). */
   readonly resumeUrl: string;
-  readonly system?: string;
   /** The wait a turn ends on when commands still run: `all` (default) or `any` of them. */
   readonly wake?: "all" | "any";
   readonly ceilingMs?: number;
@@ -37,12 +36,27 @@ export interface AgentKitOptions {
   readonly heartbeatTimeoutMs?: number;
   /** Claim lease: a host that dies holding a claim sees it again this long after. */
   readonly leaseMs?: number;
-  readonly maxSteps?: number;
   /** Model turns tried before a failing provider ends the run (default 3). */
   readonly modelAttempts?: number;
   readonly log?: (line: string) => void;
   /** Crash injection for tests: throwing here stops the run after the turn is stored, before ack. */
   readonly afterStore?: (sessionId: string) => void;
+}
+
+/**
+ * The kit's options: its settings and either an AI SDK `model` (with `system`, `maxSteps`) or a
+ * `turn` engine of another framework (for example `openAiAgentsTurn` of `openai-agents/`).
+ */
+export type AgentKitOptions<M = ModelMessage> = KitSettings<M> &
+  (
+    | ({ readonly turn: TurnEngine<M> } & { readonly [K in keyof AiSdkTurnOptions]?: never })
+    | ([M] extends [ModelMessage] ? AiSdkTurnOptions & { readonly turn?: never } : never)
+  );
+
+/** The engine the options name: their own `turn`, or the AI SDK's over their `model`. */
+function engineOf<M>(options: AgentKitOptions<M>): TurnEngine<M> {
+  if (options.turn !== undefined) return options.turn;
+  return aiSdkTurn(options as AiSdkTurnOptions) as unknown as TurnEngine<M>;
 }
 
 /** One verified resume webhook as it arrived (duplicates included), for metrics and tests. */
@@ -91,14 +105,16 @@ function queued<T>(
 const json = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-export class AgentKit {
+export class AgentKit<M = ModelMessage> {
   readonly deliveries: ResumeDelivery[] = [];
   private readonly chains = new Map<string, Promise<unknown>>();
   private readonly storeLocks = new Map<string, Promise<unknown>>();
   private readonly retries = new Set<ReturnType<typeof setTimeout>>();
   private closed = false;
+  private readonly options: KitRun<M>;
 
-  constructor(private readonly options: AgentKitOptions) {
+  constructor(options: AgentKitOptions<M>) {
+    this.options = { ...options, turn: engineOf(options) };
     // exec-inbox refuses any other value: every background job would be killed as unwatched.
     const timeout = options.heartbeatTimeoutMs;
     if (
@@ -128,7 +144,7 @@ export class AgentKit {
    * The store for runs: each save keeps the resume bookkeeping (`resumes`, a newer
    * `pendingResume`) that `handleResume` wrote meanwhile under the short store lock.
    */
-  private readonly runStore: ConversationStore = {
+  private readonly runStore: ConversationStore<M> = {
     load: (sessionId) => this.options.store.load(sessionId),
     delete: (sessionId) => this.options.store.delete(sessionId),
     list: () => this.options.store.list(),
@@ -210,7 +226,7 @@ export class AgentKit {
     });
   }
 
-  conversation(sessionId: string): Promise<SessionRecord | undefined> {
+  conversation(sessionId: string): Promise<SessionRecord<M> | undefined> {
     return this.options.store.load(sessionId);
   }
 

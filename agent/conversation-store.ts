@@ -17,11 +17,12 @@ export interface ActiveRun {
 }
 
 /** Persisted as JSON, one file per session; evolve by adding optional fields. */
-export interface SessionRecord {
+export interface SessionRecord<M = ModelMessage> {
   readonly sessionId: string;
   /** The exec-inbox lifetime this conversation belongs to: a resume of another one is refused (404). */
   readonly lifetime: string;
-  readonly messages: ModelMessage[];
+  /** The conversation in the turn engine's own terms (the AI SDK's `ModelMessage`s by default). */
+  readonly messages: M[];
   /** Background handles the model started and has not yet seen end. */
   readonly running: string[];
   /** Inbox envelope ids already put into `messages` (the model sees each once). */
@@ -33,9 +34,9 @@ export interface SessionRecord {
   readonly activeRun: ActiveRun | null;
 }
 
-export interface ConversationStore {
-  load(sessionId: string): Promise<SessionRecord | undefined>;
-  save(record: SessionRecord): Promise<void>;
+export interface ConversationStore<M = ModelMessage> {
+  load(sessionId: string): Promise<SessionRecord<M> | undefined>;
+  save(record: SessionRecord<M>): Promise<void>;
   delete(sessionId: string): Promise<void>;
   list(): Promise<string[]>;
 }
@@ -43,10 +44,10 @@ export interface ConversationStore {
 /** Session ids are `[A-Za-z0-9._:-]`; `:` is kept out of file names. */
 const fileName = (sessionId: string): string => `${encodeURIComponent(sessionId)}.json`;
 
-export class FileConversationStore implements ConversationStore {
+export class FileConversationStore<M = ModelMessage> implements ConversationStore<M> {
   constructor(private readonly dir: string) {}
 
-  async load(sessionId: string): Promise<SessionRecord | undefined> {
+  async load(sessionId: string): Promise<SessionRecord<M> | undefined> {
     try {
       return JSON.parse(await readFile(join(this.dir, fileName(sessionId)), "utf8"));
     } catch (error) {
@@ -55,7 +56,7 @@ export class FileConversationStore implements ConversationStore {
     }
   }
 
-  async save(record: SessionRecord): Promise<void> {
+  async save(record: SessionRecord<M>): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const target = join(this.dir, fileName(record.sessionId));
     const temp = `${target}.${process.pid}.${Date.now()}.tmp`;

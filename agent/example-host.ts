@@ -1,6 +1,8 @@
-// The example agent host: one AI SDK agent per session behind a small HTTP API, its conversations
-// in JSON files. `npm run agent` starts it (scripts/agent-host.ts); tests and the demo start it here.
+// The example agent host: one agent per session behind a small HTTP API (an AI SDK agent, or another
+// framework's through its turn engine), its conversations in JSON files. `npm run agent` starts it
+// (scripts/agent-host.ts); tests and the demo start it here.
 import { serve } from "@hono/node-server";
+import type { ModelMessage } from "ai";
 import { Hono } from "hono";
 import { ExecInboxClient } from "../client";
 import { AgentKit, type AgentKitOptions } from "./agent-kit";
@@ -8,8 +10,17 @@ import { readBoundedJson } from "./bounded-body";
 import { FileConversationStore } from "./conversation-store";
 import { RunnerClient } from "./runner-client";
 
-export interface ExampleHostOptions
-  extends Omit<AgentKitOptions, "inbox" | "runner" | "store" | "resumeUrl"> {
+/** `Omit` over each member of a union (the kit's options are one: a `model` or a `turn`). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The kit's options but what the host makes itself, and where the host runs. */
+export type ExampleHostOptions<M = ModelMessage> = OmitEach<
+  AgentKitOptions<M>,
+  "inbox" | "runner" | "store" | "resumeUrl"
+> &
+  HostSettings;
+
+interface HostSettings {
   readonly execInboxUrl: string;
   readonly agentToken: string;
   readonly runnerUrl: string;
@@ -19,9 +30,9 @@ export interface ExampleHostOptions
   readonly hostname?: string;
 }
 
-export interface ExampleHost {
+export interface ExampleHost<M = ModelMessage> {
   readonly url: string;
-  readonly kit: AgentKit;
+  readonly kit: AgentKit<M>;
   close(): Promise<void>;
 }
 
@@ -48,7 +59,8 @@ async function stringField(
       };
 }
 
-export function exampleHostApp(kit: AgentKit): Hono {
+/** The host's routes over any kit: an AI SDK one, or one with another framework's turn engine. */
+export function exampleHostApp<M>(kit: AgentKit<M>): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ ok: true }));
   // The kit caps and checks the resume body itself, before its signature.
@@ -76,17 +88,20 @@ export function exampleHostApp(kit: AgentKit): Hono {
   return app;
 }
 
-export async function startExampleHost(options: ExampleHostOptions): Promise<ExampleHost> {
+export async function startExampleHost<M = ModelMessage>(
+  options: ExampleHostOptions<M>,
+): Promise<ExampleHost<M>> {
   // The routes have no auth (only /resume is signed): loopback unless the caller says otherwise.
   const hostname = options.hostname ?? "127.0.0.1";
   const url = `http://${hostname}:${options.port}`;
-  const kit = new AgentKit({
+  // The spread keeps the caller's `model` or `turn`; TypeScript cannot follow a union through it.
+  const kit = new AgentKit<M>({
     ...options,
     inbox: new ExecInboxClient({ baseUrl: options.execInboxUrl, token: options.agentToken }),
     runner: new RunnerClient({ baseUrl: options.runnerUrl, token: options.runnerToken }),
-    store: new FileConversationStore(options.stateDir),
+    store: new FileConversationStore<M>(options.stateDir),
     resumeUrl: `${url}/resume`,
-  });
+  } as AgentKitOptions<M>);
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: exampleHostApp(kit).fetch, port: options.port, hostname }, () =>
       resolve(started),

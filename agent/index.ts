@@ -1,6 +1,13 @@
 // The agent-host kit (Node): exec tools for the Vercel AI SDK, the resume handler and turn boundary,
 // a durable conversation store, a scripted model and the example host. Not part of the Worker.
-export { AgentKit, type AgentKitOptions, type ResumeDelivery, SessionGoneError } from "./agent-kit";
+// The model turn is pluggable (`TurnEngine`): `openai-agents/` runs it on OpenAI Agents JS.
+export {
+  AgentKit,
+  type AgentKitOptions,
+  type KitSettings,
+  type ResumeDelivery,
+  SessionGoneError,
+} from "./agent-kit";
 export {
   type ActiveRun,
   type ConversationStore,
@@ -17,4 +24,13 @@ export { type ExecToolContext, execTools } from "./exec-tools";
 export { isSessionGone, isTransient, retrying } from "./retry";
 export { ModelTurnError } from "./run-turns";
 export { RunnerClient, RunnerError } from "./runner-client";
-export { scriptedModel, scriptedStep } from "./scripted-model";
+export { describeResult, scriptedCalls, scriptedModel, scriptedStep } from "./scripted-model";
+export {
+  type AiSdkTurnOptions,
+  aiSdkTurn,
+  DEFAULT_SYSTEM,
+  runtimeMarker,
+  type TurnEngine,
+  type TurnInput,
+  type TurnOutput,
+} from "./turn-engine";

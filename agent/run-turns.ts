@@ -1,19 +1,19 @@
 // One run's turns: claim the inbox, put each new provider message into the conversation, run the
 // model with the exec tools, store, ack; then suspend on what still runs, or finish.
 import { setTimeout as sleep } from "node:timers/promises";
-import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { type Claim, ExecInboxError } from "../client";
-import type { AgentKitOptions } from "./agent-kit";
+import type { KitSettings } from "./agent-kit";
 import type { ActiveRun, SessionRecord } from "./conversation-store";
-import { execTools } from "./exec-tools";
 import { retrying } from "./retry";
+import type { TurnEngine, TurnOutput } from "./turn-engine";
 
 const MAX_ROUNDS = 8;
 /** Lease waits per run for a claim whose answer was lost (each one lease long). */
 const MAX_LEASE_WAITS = 2;
 const KEEP_APPLIED_IDS = 4096;
-const DEFAULT_SYSTEM =
-  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
+
+/** The kit's settings with the engine it resolved (the AI SDK's unless the host gave its own). */
+export type KitRun<M> = KitSettings<M> & { readonly turn: TurnEngine<M> };
 
 /** The handles an envelope ends for the model: completed, outcome unknown, wait expired. */
 const handlesOf = (claim: Claim): string[] => {
@@ -32,15 +32,15 @@ async function endedAlready(call: Promise<unknown>): Promise<void> {
 }
 
 /** Items are claimed though this run's claim returned none: an earlier claim's answer was lost. */
-async function heldByLease(options: AgentKitOptions, sessionId: string): Promise<boolean> {
+async function heldByLease<M>(options: KitRun<M>, sessionId: string): Promise<boolean> {
   const view = await retrying(() => options.inbox.getSession(sessionId));
   return view.inbox.claimed > 0;
 }
 
 /** Claim → model turn → store → ack, until nothing new arrives; then suspend or finish. */
-export async function runTurns(
-  options: AgentKitOptions,
-  initial: SessionRecord,
+export async function runTurns<M>(
+  options: KitRun<M>,
+  initial: SessionRecord<M>,
   run: ActiveRun,
   waitLease: boolean,
 ): Promise<string> {
@@ -88,7 +88,7 @@ export async function runTurns(
     );
     record = { ...record, activeRun: { ...run, leaseExpiresAt, pendingUserText: userText } };
     await store.save(record);
-    let turn: Awaited<ReturnType<typeof modelTurn>>;
+    let turn: TurnOutput<M> & { readonly running: string[] };
     try {
       turn = await modelTurnWithRetries(options, record, userText, fresh);
     } catch (error) {
@@ -129,12 +129,12 @@ export class ModelTurnError extends Error {
 }
 
 /** The AI SDK retries retryable API errors itself; this also covers the rest (timeouts, 5xx bodies). */
-async function modelTurnWithRetries(
-  options: AgentKitOptions,
-  record: SessionRecord,
+async function modelTurnWithRetries<M>(
+  options: KitRun<M>,
+  record: SessionRecord<M>,
   userText: string | null,
   claims: Claim[],
-): ReturnType<typeof modelTurn> {
+): ReturnType<typeof modelTurn<M>> {
   const attempts = options.modelAttempts ?? 3;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -146,37 +146,21 @@ async function modelTurnWithRetries(
   }
 }
 
-async function modelTurn(
-  options: AgentKitOptions,
-  record: SessionRecord,
+/** The engine's turn, and which commands still run after it (a claim ends its handles). */
+async function modelTurn<M>(
+  options: KitRun<M>,
+  record: SessionRecord<M>,
   userText: string | null,
   claims: Claim[],
-) {
-  const messages: ModelMessage[] = [...record.messages];
+): Promise<TurnOutput<M> & { readonly running: string[] }> {
   const running = new Set(record.running);
-  if (userText !== null) messages.push({ role: "user", content: userText });
-  for (const claim of claims) {
-    const { id, content, metadata } = claim.provider_message;
-    // Kept with the message (providers ignore other providers' options): a UI tells runtime
-    // messages from human text, and the conversation names the exec-inbox message it holds.
-    messages.push({
-      role: "user",
-      content,
-      providerOptions: {
-        execInbox: {
-          id,
-          hidden_from_ui: metadata.hidden_from_ui,
-          runtime_kind: metadata.runtime_kind,
-        },
-      },
-    });
-    for (const handle of handlesOf(claim)) running.delete(handle);
-  }
-  const result = await generateText({
-    model: options.model(record.sessionId),
-    system: options.system ?? DEFAULT_SYSTEM,
-    messages,
-    tools: execTools({
+  for (const claim of claims) for (const handle of handlesOf(claim)) running.delete(handle);
+  const turn = await options.turn({
+    sessionId: record.sessionId,
+    messages: record.messages,
+    userText,
+    claims,
+    tools: {
       inbox: options.inbox,
       runner: options.runner,
       sessionId: record.sessionId,
@@ -185,20 +169,15 @@ async function modelTurn(
       ...(options.heartbeatTimeoutMs === undefined
         ? {}
         : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
-    }),
-    stopWhen: stepCountIs(options.maxSteps ?? 8),
+    },
   });
-  return {
-    messages: [...messages, ...result.response.messages],
-    running: [...running],
-    text: result.text,
-  };
+  return { ...turn, running: [...running] };
 }
 
 /** Commands still running: wait for them (keeping a wait that already covers them); else finish. */
-async function endTurn(
-  options: AgentKitOptions,
-  record: SessionRecord,
+async function endTurn<M>(
+  options: KitRun<M>,
+  record: SessionRecord<M>,
   runId: string,
 ): Promise<void> {
   const { inbox, wake = "all", ceilingMs } = options;

@@ -27,7 +27,8 @@ function newUserTexts(prompt: readonly PromptMessage[]): string[] {
   return texts;
 }
 
-function describeResult(toolName: string, value: Record<string, unknown>): string {
+/** What the scripted agent says of one tool result (any framework's scripted model). */
+export function describeResult(toolName: string, value: Record<string, unknown>): string {
   const handle = value.session_id === undefined ? "" : ` ${String(value.session_id)}`;
   if (value.status === "lost" || value.status === "unknown") {
     return `The outcome of command${handle} is unknown (the runner lost it); it may or may not have run to the end.`;
@@ -36,6 +37,30 @@ function describeResult(toolName: string, value: Record<string, unknown>): strin
     return `Started command${handle} in the background; I will read it when it ends.`;
   }
   return `Command${handle} exited with code ${String(value.exit_code)}: ${String(value.output)}`;
+}
+
+/**
+ * The tool calls the scripted agent makes for the user messages that arrived since it last spoke:
+ * `write_stdin` on each handle a runtime message names, `exec_command` for each `run: ` line.
+ */
+export function scriptedCalls(
+  texts: readonly string[],
+): Array<{ toolName: string; input: unknown }> {
+  const calls: Array<{ toolName: string; input: unknown }> = [];
+  for (const text of texts) {
+    if (text.startsWith("[runtime]")) {
+      // A runtime message names its handle more than once; read each handle once.
+      const handles = new Set([...text.matchAll(HANDLE)].map(([, handle]) => handle));
+      for (const handle of handles)
+        calls.push({ toolName: "write_stdin", input: { session_id: handle } });
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      if (line.startsWith("run: "))
+        calls.push({ toolName: "exec_command", input: { cmd: line.slice(5), yield_time_ms: 300 } });
+    }
+  }
+  return calls;
 }
 
 /** One scripted step: tool calls for new work, else a text answer from the latest tool results. */
@@ -63,18 +88,7 @@ export function scriptedStep(prompt: readonly PromptMessage[]): GenerateResult {
     });
     content.push({ type: "text", text: lines.join("\n") });
   } else {
-    for (const text of newUserTexts(prompt)) {
-      if (text.startsWith("[runtime]")) {
-        // A runtime message names its handle more than once; read each handle once.
-        const handles = new Set([...text.matchAll(HANDLE)].map(([, handle]) => handle));
-        for (const handle of handles) call("write_stdin", { session_id: handle });
-        continue;
-      }
-      for (const line of text.split("\n")) {
-        if (line.startsWith("run: "))
-          call("exec_command", { cmd: line.slice(5), yield_time_ms: 300 });
-      }
-    }
+    for (const { toolName, input } of scriptedCalls(newUserTexts(prompt))) call(toolName, input);
     if (calls === 0) {
       content.push({ type: "text", text: `Noted: ${last === undefined ? "" : textOf(last)}` });
     }

@@ -1,6 +1,7 @@
 // `npm run demo`: the whole loop on one machine — exec-inbox under wrangler dev, the reference runner,
 // and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
-// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts).
+// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts),
+// `npm run demo -- --agent --kit openai-agents` with an OpenAI Agents JS one.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -140,8 +141,11 @@ async function main(): Promise<void> {
   }
 }
 
+const kitFlag = process.argv.indexOf("--kit");
 const mode = process.argv.includes("--agent")
-  ? import("./demo-agent").then(({ agentDemo }) => agentDemo())
+  ? import("./demo-agent").then(({ agentDemo }) =>
+      agentDemo(kitFlag < 0 ? undefined : process.argv[kitFlag + 1]),
+    )
   : main();
 mode.catch((error: unknown) => {
   step("demo FAILED", error instanceof Error ? error.message : String(error));

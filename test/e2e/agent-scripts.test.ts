@@ -64,19 +64,47 @@ describe("the agent scripts", () => {
     }
   }, 90_000);
 
-  it("npm run demo -- --agent runs the whole loop through the example host and exits 0", async () => {
-    const { code, output } = await runToEnd("npm", ["run", "--silent", "demo", "--", "--agent"]);
-    expect(output).toMatch(
-      /signed resume webhook verified by the kit — resume_id=rs_\w+ reason=background_exec_completed/,
-    );
-    expect(output).toContain("the resumed model was given the runtime message — 1 time(s)");
-    expect(output).toContain("the model read it with write_stdin and answered — Command");
-    expect(output).toContain("exited with code 7: inbox-result");
-    expect(output).toContain("agent demo passed");
-    expect(code).toBe(0);
-  }, 90_000);
+  it.each([
+    ["the AI SDK kit", []],
+    ["the OpenAI Agents JS kit", ["--kit", "openai-agents"]],
+  ])(
+    "npm run demo -- --agent runs the whole loop through the example host with %s and exits 0",
+    async (_kit, flags) => {
+      const { code, output } = await runToEnd("npm", [
+        "run",
+        "--silent",
+        "demo",
+        "--",
+        "--agent",
+        ...flags,
+      ]);
+      expect(output).toMatch(
+        /signed resume webhook verified by the kit — resume_id=rs_\w+ reason=background_exec_completed/,
+      );
+      expect(output).toContain("the resumed model was given the runtime message — 1 time(s)");
+      expect(output).toContain("the model read it with write_stdin and answered — Command");
+      expect(output).toContain("exited with code 7: inbox-result");
+      expect(output).toContain("agent demo passed");
+      expect(code).toBe(0);
+    },
+    90_000,
+  );
 
-  it("keeps the agent kit and the AI SDK out of the Worker bundle", async () => {
+  it("npm run demo -- --agent --kit with an unknown kit fails and names the kits", async () => {
+    const { code, output } = await runToEnd("npm", [
+      "run",
+      "--silent",
+      "demo",
+      "--",
+      "--agent",
+      "--kit",
+      "langchain",
+    ]);
+    expect(output).toContain("--kit langchain: choose one of ai-sdk, openai-agents");
+    expect(code).toBe(1);
+  }, 30_000);
+
+  it("keeps the agent kits, the AI SDK and OpenAI Agents JS out of the Worker bundle", async () => {
     const outdir = join(stateDir, "bundle");
     const { code, output } = await runToEnd("node_modules/.bin/wrangler", [
       "deploy",
@@ -89,8 +117,10 @@ describe("the agent scripts", () => {
     expect(code, output).toBe(0);
     const inputs = Object.keys(JSON.parse(readFileSync(join(outdir, "meta.json"), "utf8")).inputs);
     expect(inputs).toContain("src/index.ts");
-    expect(inputs.filter((path) => /src\/agent\/|node_modules\/(ai|@ai-sdk)\//.test(path))).toEqual(
-      [],
-    );
+    expect(
+      inputs.filter((path) =>
+        /^(agent|openai-agents)\/|node_modules\/(ai|@ai-sdk|@openai)\//.test(path),
+      ),
+    ).toEqual([]);
   }, 60_000);
 });

@@ -1,0 +1,67 @@
+// One model turn, in the agent framework of the host's choice. The kit owns everything around it
+// (the resume, the claims, which envelopes are new, the store, the ack, the turn boundary); an
+// engine only turns the stored conversation and what is new into the next conversation.
+import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
+import type { Claim } from "../client";
+import { type ExecToolContext, execTools } from "./exec-tools";
+
+export const DEFAULT_SYSTEM =
+  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
+
+export interface TurnInput<M> {
+  readonly sessionId: string;
+  /** The conversation as the engine last returned it (empty for a new session). */
+  readonly messages: readonly M[];
+  /** A human message, or null on a wake. */
+  readonly userText: string | null;
+  /** Inbox items the conversation does not hold yet, oldest first: each is put in once, here. */
+  readonly claims: readonly Claim[];
+  /** What the exec tools need; the kit learns through its callbacks which commands still run. */
+  readonly tools: ExecToolContext;
+}
+
+export interface TurnOutput<M> {
+  /** The whole conversation after the turn (stored by the kit before it acks). */
+  readonly messages: M[];
+  /** The model's last answer in words. */
+  readonly text: string;
+}
+
+export type TurnEngine<M> = (input: TurnInput<M>) => Promise<TurnOutput<M>>;
+
+/** What a runtime message is called in a conversation: a UI tells it from human text. */
+export function runtimeMarker(claim: Claim) {
+  const { id, metadata } = claim.provider_message;
+  return { id, hidden_from_ui: metadata.hidden_from_ui, runtime_kind: metadata.runtime_kind };
+}
+
+export interface AiSdkTurnOptions {
+  /** The model of one session's agent. */
+  readonly model: (sessionId: string) => LanguageModel;
+  readonly system?: string;
+  readonly maxSteps?: number;
+}
+
+/** The Vercel AI SDK's turn: `generateText` with the exec tools, up to `maxSteps` steps. */
+export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
+  return async ({ sessionId, messages, userText, claims, tools }) => {
+    const prompt: ModelMessage[] = [...messages];
+    if (userText !== null) prompt.push({ role: "user", content: userText });
+    for (const claim of claims) {
+      // Kept with the message (providers ignore other providers' options).
+      prompt.push({
+        role: "user",
+        content: claim.provider_message.content,
+        providerOptions: { execInbox: runtimeMarker(claim) },
+      });
+    }
+    const result = await generateText({
+      model: options.model(sessionId),
+      system: options.system ?? DEFAULT_SYSTEM,
+      messages: prompt,
+      tools: execTools(tools),
+      stopWhen: stepCountIs(options.maxSteps ?? 8),
+    });
+    return { messages: [...prompt, ...result.response.messages], text: result.text };
+  };
+}

@@ -1,0 +1,45 @@
+// The kit's exec tools (`execTools`, written once for the AI SDK) as OpenAI Agents JS function tools:
+// the same descriptions, inputs and answers, so the model meets the same exec_command and
+// write_stdin whichever framework runs it.
+import { type FunctionTool, type JsonSchemaDefinition, tool } from "@openai/agents";
+import { z } from "zod";
+import { type ExecToolContext, execTools } from "../agent";
+
+type NonStrictParameters = Extract<JsonSchemaDefinition["schema"], { additionalProperties: true }>;
+
+/**
+ * Each exec tool as a function tool. The input schema goes to the model as JSON Schema (not strict:
+ * strict mode would make every optional field required), and is checked with the tool's own zod
+ * schema before it runs; a refused input or a failing tool is answered to the model as text.
+ */
+export function execFunctionTools(
+  ctx: ExecToolContext,
+): FunctionTool<unknown, NonStrictParameters>[] {
+  return Object.entries(execTools(ctx)).map(([name, aiTool]) => {
+    const schema = aiTool.inputSchema;
+    if (!(schema instanceof z.ZodObject)) throw new TypeError(`${name}: input is not a zod object`);
+    const json = z.toJSONSchema(schema, { io: "input" });
+    // Fields the tool does not take are dropped by its schema, as the AI SDK's tool does.
+    const parameters = {
+      type: "object",
+      properties: json.properties ?? {},
+      required: json.required ?? [],
+      additionalProperties: true,
+    } as NonStrictParameters;
+    return tool({
+      name,
+      description: aiTool.description ?? name,
+      strict: false,
+      parameters,
+      execute: async (input, _context, details) => {
+        const parsed = schema.safeParse(input);
+        if (!parsed.success) throw new Error(z.prettifyError(parsed.error));
+        if (aiTool.execute === undefined) throw new Error(`${name} cannot run`);
+        return aiTool.execute(parsed.data as never, {
+          toolCallId: details?.toolCall?.callId ?? name,
+          messages: [],
+        });
+      },
+    });
+  });
+}
