@@ -55,6 +55,14 @@ export type AgentKitOptions<M = ModelMessage> = KitSettings<M> &
 
 /** The engine the options name: their own `turn`, or the AI SDK's over their `model`. */
 function engineOf<M>(options: AgentKitOptions<M>): TurnEngine<M> {
+  const ai = options as Partial<AiSdkTurnOptions>;
+  // The types forbid both; a JavaScript caller (or a cast) is told, not silently given one.
+  if (options.turn !== undefined && (ai.model ?? ai.system ?? ai.maxSteps) !== undefined) {
+    throw new TypeError("give the kit either an AI SDK model (model, system, maxSteps) or a turn");
+  }
+  if (options.turn === undefined && ai.model === undefined) {
+    throw new TypeError("the kit needs a model (AI SDK) or a turn engine");
+  }
   if (options.turn !== undefined) return options.turn;
   return aiSdkTurn(options as AiSdkTurnOptions) as unknown as TurnEngine<M>;
 }

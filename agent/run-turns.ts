@@ -89,12 +89,15 @@ export async function runTurns<M>(
     record = { ...record, activeRun: { ...run, leaseExpiresAt, pendingUserText: userText } };
     await store.save(record);
     let turn: TurnOutput<M> & { readonly running: string[] };
+    // Commands a failed attempt started still run (reserved and armed): the turn waits for them.
+    const started = new Set<string>();
     try {
-      turn = await modelTurnWithRetries(options, record, userText, fresh);
+      turn = await modelTurnWithRetries(options, record, userText, fresh, started);
     } catch (error) {
       // The provider keeps failing: end the run so the session is not left `running` with nobody
       // to wake it. The claims stay unacked: their lease ends and the next run sees them.
       options.log?.(`session ${sessionId}: model failed (${String(error)}); ending the run`);
+      record = { ...record, running: [...new Set([...record.running, ...started])] };
       await endTurn(options, record, run.runId);
       await store.save({ ...record, activeRun: null });
       if (userText !== null) throw new ModelTurnError(sessionId, error);
@@ -134,11 +137,12 @@ async function modelTurnWithRetries<M>(
   record: SessionRecord<M>,
   userText: string | null,
   claims: Claim[],
+  started: Set<string>,
 ): ReturnType<typeof modelTurn<M>> {
   const attempts = options.modelAttempts ?? 3;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await modelTurn(options, record, userText, claims);
+      return await modelTurn(options, record, userText, claims, started);
     } catch (error) {
       if (attempt >= attempts) throw error;
       await sleep(500 * 2 ** (attempt - 1));
@@ -146,14 +150,19 @@ async function modelTurnWithRetries<M>(
   }
 }
 
-/** The engine's turn, and which commands still run after it (a claim ends its handles). */
+/**
+ * The engine's turn, and which commands still run after it (a claim ends its handles). `started`
+ * keeps the background commands of every attempt: a retried turn (its provider failed midway)
+ * forgets the attempt's conversation, but not the commands it left running.
+ */
 async function modelTurn<M>(
   options: KitRun<M>,
   record: SessionRecord<M>,
   userText: string | null,
   claims: Claim[],
+  started: Set<string>,
 ): Promise<TurnOutput<M> & { readonly running: string[] }> {
-  const running = new Set(record.running);
+  const running = new Set([...record.running, ...started]);
   for (const claim of claims) for (const handle of handlesOf(claim)) running.delete(handle);
   const turn = await options.turn({
     sessionId: record.sessionId,
@@ -164,8 +173,14 @@ async function modelTurn<M>(
       inbox: options.inbox,
       runner: options.runner,
       sessionId: record.sessionId,
-      onBackground: (handle) => running.add(handle),
-      onEnded: (handle) => running.delete(handle),
+      onBackground: (handle) => {
+        running.add(handle);
+        started.add(handle);
+      },
+      onEnded: (handle) => {
+        running.delete(handle);
+        started.delete(handle);
+      },
       ...(options.heartbeatTimeoutMs === undefined
         ? {}
         : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),

@@ -18,9 +18,10 @@ export function execFunctionTools(
   return Object.entries(execTools(ctx)).map(([name, aiTool]) => {
     const schema = aiTool.inputSchema;
     if (!(schema instanceof z.ZodObject)) throw new TypeError(`${name}: input is not a zod object`);
-    const json = z.toJSONSchema(schema, { io: "input" });
+    const { $schema: _, ...json } = z.toJSONSchema(schema, { io: "input" });
     // Fields the tool does not take are dropped by its schema, as the AI SDK's tool does.
     const parameters = {
+      ...json,
       type: "object",
       properties: json.properties ?? {},
       required: json.required ?? [],
@@ -31,6 +32,9 @@ export function execFunctionTools(
       description: aiTool.description ?? name,
       strict: false,
       parameters,
+      // The model reads the error itself, as with the AI SDK (the SDK's default adds "Please try
+      // again", wrong advice for a handle that does not exist).
+      errorFunction: (_context, error) => (error instanceof Error ? error.message : String(error)),
       execute: async (input, _context, details) => {
         const parsed = schema.safeParse(input);
         if (!parsed.success) throw new Error(z.prettifyError(parsed.error));

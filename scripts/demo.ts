@@ -141,12 +141,21 @@ async function main(): Promise<void> {
   }
 }
 
-const kitFlag = process.argv.indexOf("--kit");
-const mode = process.argv.includes("--agent")
-  ? import("./demo-agent").then(({ agentDemo }) =>
-      agentDemo(kitFlag < 0 ? undefined : process.argv[kitFlag + 1]),
-    )
-  : main();
+/** `--kit NAME` (which implies `--agent`); a `--kit` with no name is refused, not defaulted. */
+function kitOf(argv: readonly string[]): string | undefined {
+  const at = argv.indexOf("--kit");
+  if (at < 0) return undefined;
+  const name = argv[at + 1];
+  if (name === undefined || name.startsWith("--")) throw new Error("--kit needs a name");
+  return name;
+}
+
+const mode = Promise.resolve().then(() => {
+  const kit = kitOf(process.argv);
+  return process.argv.includes("--agent") || kit !== undefined
+    ? import("./demo-agent").then(({ agentDemo }) => agentDemo(kit))
+    : main();
+});
 mode.catch((error: unknown) => {
   step("demo FAILED", error instanceof Error ? error.message : String(error));
   process.exitCode = 1;

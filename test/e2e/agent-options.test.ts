@@ -25,3 +25,14 @@ describe("the kit's heartbeatTimeoutMs", () => {
     expect(() => new AgentKit(options)).not.toThrow();
   });
 });
+
+describe("the kit's model turn", () => {
+  it("given both an AI SDK model and a turn engine, or neither (a JavaScript caller), the kit refuses to start", () => {
+    const turn = async () => ({ messages: [], text: "" });
+    expect(() => new AgentKit({ ...options, turn } as never)).toThrow(/either an AI SDK model/);
+    const { model: _, ...neither } = options;
+    expect(() => new AgentKit(neither as never)).toThrow(/needs a model/);
+    const { model: __, ...settings } = options;
+    expect(() => new AgentKit({ ...settings, turn })).not.toThrow();
+  });
+});
