@@ -10,11 +10,15 @@ const TEST_BINDINGS = {
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
   RESUME_WEBHOOK_URL: "",
   RESUME_MAX_ATTEMPTS: "4",
+  // WAKE_AGENT is bound below; NOT_BOUND is allowed but names no binding (a deployment's mistake).
+  RESUME_BINDING_ALLOWLIST: "WAKE_AGENT,NOT_BOUND",
   // globex has its own resume targets; every other tenant uses the globals above.
   TENANT_SETTINGS: JSON.stringify({
     globex: {
       resume_url_allowlist: ["http://hooks.test"],
       resume_webhook_url: "http://hooks.test/hooks/globex-default",
+      // globex may name no binding: RESUME_BINDING_ALLOWLIST does not apply to it.
+      resume_binding_allowlist: [],
     },
   }),
 };
@@ -35,12 +39,22 @@ export default defineConfig({
               bindings: TEST_BINDINGS,
               // Every outbound fetch of the Worker (the resume webhooks) reaches the recording host.
               outboundService: "agent-host",
-              serviceBindings: { AGENT_HOST: "agent-host" },
+              serviceBindings: {
+                AGENT_HOST: "agent-host",
+                // The Cloudflare-native wake's target: a WorkerEntrypoint with wake().
+                WAKE_AGENT: { name: "wake-target", entrypoint: "WakeTarget" },
+              },
               workers: [
                 {
                   name: "agent-host",
                   modules: true,
                   scriptPath: "./test/support/agent-host.mjs",
+                  compatibilityDate: "2026-04-15",
+                },
+                {
+                  name: "wake-target",
+                  modules: true,
+                  scriptPath: "./test/support/wake-target.mjs",
                   compatibilityDate: "2026-04-15",
                 },
               ],
