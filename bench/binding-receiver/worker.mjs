@@ -4,6 +4,14 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 
 const received = new Map();
+/** Long-polls waiting for a session's wake: answered the moment it lands (no polling load). */
+const waiting = new Map();
+
+function land(sessionId) {
+  received.set(sessionId, Date.now());
+  for (const resolve of waiting.get(sessionId) ?? []) resolve();
+  waiting.delete(sessionId);
+}
 
 async function verified(request, secret) {
   const id = request.headers.get("webhook-id") ?? "";
@@ -26,7 +34,7 @@ async function verified(request, secret) {
 
 export class Receiver extends WorkerEntrypoint {
   wake(resume) {
-    received.set(resume.session_id, Date.now());
+    land(resume.session_id);
     return { ok: true };
   }
 }
@@ -35,11 +43,18 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname === "/_received") {
+      const sessionId = url.searchParams.get("sid");
+      if (sessionId !== null && !received.has(sessionId)) {
+        await new Promise((resolve) => {
+          waiting.set(sessionId, [...(waiting.get(sessionId) ?? []), resolve]);
+          setTimeout(resolve, 10_000);
+        });
+      }
       return Response.json(Object.fromEntries(received));
     }
     const resume = await verified(request, env.RESUME_SIGNING_SECRET);
     if (resume === null) return new Response("bad signature", { status: 401 });
-    received.set(resume.session_id, Date.now());
+    land(resume.session_id);
     return new Response(null, { status: 204 });
   },
 };
