@@ -96,8 +96,9 @@ export class OpenAIAgentsHost {
       resumeId: payload.resume_id,
       outcome: outcome.outcome,
     });
-    if (outcome.record !== null) {
-      const turns = this.serially(payload.session_id, () => this.turns(outcome.record!))
+    const taken = outcome.record;
+    if (taken !== null) {
+      const turns = this.serially(payload.session_id, () => this.turns(taken))
         .catch((error: unknown) => this.log(payload.session_id, `turns failed: ${String(error)}`))
         .finally(() => this.background.delete(turns));
       this.background.add(turns);
