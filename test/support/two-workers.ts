@@ -9,7 +9,30 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { freePort, spawnCollecting, waitForHealthy } from "./local-stack";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const AGENT_DIR = join(ROOT, "test/support/binding-agent");
+/** The agent Worker beside exec-inbox: its folder, and the binding exec-inbox wakes it by. */
+export interface AgentWorker {
+  readonly dir: string;
+  readonly service: string;
+  readonly entrypoint: string;
+  readonly binding: string;
+  readonly vars?: Record<string, string>;
+}
+
+/** The small agent of binding-agent/ (the default). */
+export const BINDING_AGENT: AgentWorker = {
+  dir: join(ROOT, "test/support/binding-agent"),
+  service: "binding-agent",
+  entrypoint: "Agent",
+  binding: "WAKE_AGENT",
+};
+
+/** The Agents SDK kit's example agent (agents-sdk/example). */
+export const SHELL_AGENT: AgentWorker = {
+  dir: join(ROOT, "agents-sdk/example"),
+  service: "shell-agent",
+  entrypoint: "ExecInboxWake",
+  binding: "SHELL_AGENT_WAKE",
+};
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
 
 export interface DevProcess {
@@ -23,7 +46,7 @@ export interface DevProcess {
  * exec-inbox's own wrangler.toml with the binding a deployment adds (docs/cloudflare-agents.md),
  * written beside the state: its paths made absolute, so it runs from anywhere.
  */
-function execInboxConfig(dir: string): string {
+function execInboxConfig(dir: string, agent: AgentWorker): string {
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^main = "(.*)"$/m, (_, path) => `main = "${join(ROOT, path)}"`)
     .replace(/^directory = "(.*)"$/m, (_, path) => `directory = "${join(ROOT, path)}"`)
@@ -31,7 +54,7 @@ function execInboxConfig(dir: string): string {
   const file = join(dir, "exec-inbox.toml");
   writeFileSync(
     file,
-    `${config}\n[[services]]\nbinding = "WAKE_AGENT"\nservice = "binding-agent"\nentrypoint = "Agent"\n`,
+    `${config}\n[[services]]\nbinding = "${agent.binding}"\nservice = "${agent.service}"\nentrypoint = "${agent.entrypoint}"\n`,
   );
   return file;
 }
@@ -83,11 +106,21 @@ export interface TwoWorkers {
   close(): Promise<void>;
 }
 
-export async function startTwoWorkers(vars: Record<string, string> = {}): Promise<TwoWorkers> {
+export async function startTwoWorkers(
+  agentWorker: AgentWorker = BINDING_AGENT,
+  vars: Record<string, string> = {},
+): Promise<TwoWorkers> {
   const dir = mkdtempSync(join(tmpdir(), "exec-inbox-binding-"));
   const registry = join(dir, "registry");
-  const config = execInboxConfig(dir);
-  const allVars = { RESUME_BINDING_ALLOWLIST: "WAKE_AGENT", ...vars };
+  const config = execInboxConfig(dir, agentWorker);
+  const execInboxPort = await freePort();
+  const allVars = {
+    RESUME_BINDING_ALLOWLIST: agentWorker.binding,
+    // The agent reaches exec-inbox over its binding (an origin of no port): the callback URLs
+    // handed to runners must name exec-inbox's real address.
+    PUBLIC_BASE_URL: `http://127.0.0.1:${execInboxPort}`,
+    ...vars,
+  };
   const execInbox = devProcess(
     () => [
       "-c",
@@ -100,11 +133,18 @@ export async function startTwoWorkers(vars: Record<string, string> = {}): Promis
     ],
     ROOT,
     registry,
-    await freePort(),
+    execInboxPort,
   );
   const agent = devProcess(
-    () => ["--persist-to", join(dir, "agent-state")],
-    AGENT_DIR,
+    () => [
+      "--persist-to",
+      join(dir, "agent-state"),
+      ...Object.entries(agentWorker.vars ?? {}).flatMap(([key, value]) => [
+        "--var",
+        `${key}:${value}`,
+      ]),
+    ],
+    agentWorker.dir,
     registry,
     await freePort(),
   );
