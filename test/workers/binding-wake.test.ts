@@ -157,6 +157,22 @@ describe("a wake through a service binding", () => {
     expect((await api.view(sid)).resume).toMatchObject({ state: "delivered", attempts: 2 });
   });
 
+  it("an operator's redeliver of a failed wake calls wake() again with a new resume_id", async () => {
+    const sid = api.uniqueId("bind-redeliver");
+    await wokenThroughBinding(sid, ["throw", "throw", "throw", "throw"]);
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("failed"), 20_000);
+    const failed = (await api.view(sid)).resume.resume_id;
+    const answer = await api.call("POST", `/v1/ops/sessions/default/${sid}/redeliver`, {
+      token: OPERATOR_TOKEN,
+    });
+    expect(answer.status).toBe(200);
+    await api.until(async () => expect(await wakes(sid)).toHaveLength(5));
+    const fifth = (await wakes(sid))[4]!.resume;
+    expect(fifth.resume_id).not.toBe(failed);
+    expect(fifth.resume_id).toBe(answer.body.resume_id);
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
+  }, 30_000);
+
   it("a run that registers for the resume takes it: wake() is not called again", async () => {
     const sid = api.uniqueId("bind-taken");
     await wokenThroughBinding(sid, ["throw"]);
