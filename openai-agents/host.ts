@@ -2,7 +2,7 @@
 // signed webhook; both drive the same turns — claim, apply each new envelope to the run's history
 // once (stored with its id), run the agent on, store, ack — and end suspended on what still runs
 // or finished. The agent (model, instructions) is the caller's; the tools are the exec tools.
-import { Agent, type AgentInputItem, type Model, run } from "@openai/agents";
+import { Agent, type AgentInputItem, type Model, Runner } from "@openai/agents";
 import { retrying } from "../agent/retry";
 import type { RunnerClient } from "../agent/runner-client";
 import { type Claim, type ExecInboxClient, ExecInboxError, verifyResume } from "../client";
@@ -19,6 +19,8 @@ export interface OpenAIAgentsHostOptions {
   readonly stateDir: string;
   readonly leaseMs?: number;
   readonly maxTurns?: number;
+  /** Send traces to OpenAI's tracing exporter (off by default: it needs an API key). */
+  readonly tracing?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -45,9 +47,12 @@ export class OpenAIAgentsHost {
   /** One chain per session: its prompts and resumes never interleave. */
   private readonly chains = new Map<string, Promise<unknown>>();
   private readonly background = new Set<Promise<unknown>>();
+  /** The SDK's run loop (not the exec runner, which is `options.runner`). */
+  private readonly agentLoop: Runner;
 
   constructor(private readonly options: OpenAIAgentsHostOptions) {
     this.store = new SessionStore(options.stateDir);
+    this.agentLoop = new Runner({ tracingDisabled: options.tracing !== true });
   }
 
   private serially<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
@@ -203,7 +208,9 @@ export class OpenAIAgentsHost {
           onEnded: (handle) => running.delete(handle),
         }),
       });
-      const result = await run(agent, record.history, { maxTurns: this.options.maxTurns ?? 8 });
+      const result = await this.agentLoop.run(agent, record.history, {
+        maxTurns: this.options.maxTurns ?? 8,
+      });
       record = { ...record, history: result.history, running: [...running], turnOwed: false };
       await this.store.save(record);
       answer = typeof result.finalOutput === "string" ? result.finalOutput : "";

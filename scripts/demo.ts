@@ -1,6 +1,8 @@
 // `npm run demo`: the whole loop on one machine — exec-inbox under wrangler dev, the reference runner,
 // and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
-// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts).
+// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts);
+// `-- --agents-sdk` with the Agents SDK kit's agent woken by a binding, `-- --openai-agents` with
+// the OpenAI Agents JS kit (demo-agents-sdk.ts, demo-openai-agents.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,7 +144,11 @@ async function main(): Promise<void> {
 
 const mode = process.argv.includes("--agent")
   ? import("./demo-agent").then(({ agentDemo }) => agentDemo())
-  : main();
+  : process.argv.includes("--agents-sdk")
+    ? import("./demo-agents-sdk").then(({ agentsSdkDemo }) => agentsSdkDemo())
+    : process.argv.includes("--openai-agents")
+      ? import("./demo-openai-agents").then(({ openaiAgentsDemo }) => openaiAgentsDemo())
+      : main();
 mode.catch((error: unknown) => {
   step("demo FAILED", error instanceof Error ? error.message : String(error));
   process.exitCode = 1;

@@ -11,4 +11,16 @@ describe("npm run demo", () => {
     expect(output).toContain("demo passed");
     expect(code).toBe(0);
   }, 90_000);
+
+  it("runs the loop with each kit's agent: the Agents SDK one woken by a binding, the OpenAI Agents JS one by the webhook", async () => {
+    for (const [mode, passed] of [
+      ["--agents-sdk", "agents-sdk demo passed"],
+      ["--openai-agents", "openai-agents demo passed"],
+    ] as const) {
+      const { code, output } = await runToEnd("npm", ["run", "--silent", "demo", "--", mode]);
+      expect(output).toContain("the runtime message is in");
+      expect(output).toMatch(/exited with code 7: inbox-result/);
+      expect([mode, output.includes(passed), code]).toEqual([mode, true, 0]);
+    }
+  }, 180_000);
 });
