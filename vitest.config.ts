@@ -10,11 +10,15 @@ const TEST_BINDINGS = {
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
   RESUME_WEBHOOK_URL: "",
   RESUME_MAX_ATTEMPTS: "4",
+  // WAKE_AGENT is bound below; NOT_BOUND is allowed but names no binding (a deployment's mistake).
+  RESUME_BINDING_ALLOWLIST: "WAKE_AGENT,SHELL_AGENT_WAKE,NOT_BOUND",
   // globex has its own resume targets; every other tenant uses the globals above.
   TENANT_SETTINGS: JSON.stringify({
     globex: {
       resume_url_allowlist: ["http://hooks.test"],
       resume_webhook_url: "http://hooks.test/hooks/globex-default",
+      // globex may name no binding: RESUME_BINDING_ALLOWLIST does not apply to it.
+      resume_binding_allowlist: [],
     },
   }),
 };
@@ -35,12 +39,50 @@ export default defineConfig({
               bindings: TEST_BINDINGS,
               // Every outbound fetch of the Worker (the resume webhooks) reaches the recording host.
               outboundService: "agent-host",
-              serviceBindings: { AGENT_HOST: "agent-host" },
+              serviceBindings: {
+                AGENT_HOST: "agent-host",
+                // The Cloudflare-native wake's target: a WorkerEntrypoint with wake().
+                WAKE_AGENT: { name: "wake-target", entrypoint: "WakeTarget" },
+                // The Agents SDK kit's example agent: its wake entrypoint and its HTTP front.
+                SHELL_AGENT_WAKE: { name: "sdk-agent", entrypoint: "ExecInboxWake" },
+                SHELL_AGENT_HTTP: "sdk-agent",
+                FAKE_RUNNER: "fake-runner",
+              },
               workers: [
                 {
                   name: "agent-host",
                   modules: true,
                   scriptPath: "./test/support/agent-host.mjs",
+                  compatibilityDate: "2026-04-15",
+                },
+                {
+                  // Bundled by test/support/bundle-sdk-agent.ts before the pool starts.
+                  name: "sdk-agent",
+                  modules: true,
+                  scriptPath: "./.vitest-bundles/sdk-agent/worker.js",
+                  compatibilityDate: "2026-04-15",
+                  compatibilityFlags: ["nodejs_compat"],
+                  durableObjects: { SHELL_AGENT: { className: "ShellAgent", useSQLite: true } },
+                  // exec-inbox is the pool's runner Worker (vitest-pool-workers names it so).
+                  serviceBindings: { EXEC_INBOX: "vitest-pool-workers-runner-workers" },
+                  // Its runner calls (plain fetch) reach the stand-in runner.
+                  outboundService: "fake-runner",
+                  bindings: {
+                    EXEC_INBOX_TOKEN: TEST_SECRETS.AGENT_TOKENS.split(",")[0] ?? "",
+                    RUNNER_URL: "http://runner.test",
+                    RUNNER_TOKEN: "test-runner-token",
+                  },
+                },
+                {
+                  name: "fake-runner",
+                  modules: true,
+                  scriptPath: "./test/support/fake-runner.mjs",
+                  compatibilityDate: "2026-04-15",
+                },
+                {
+                  name: "wake-target",
+                  modules: true,
+                  scriptPath: "./test/support/wake-target.mjs",
                   compatibilityDate: "2026-04-15",
                 },
               ],
@@ -50,6 +92,8 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["src/**/*.test.ts", "client/**/*.test.ts", "test/workers/**/*.test.ts"],
+          // Bundles the Agents SDK kit's example agent, an extra worker of the pool.
+          globalSetup: ["test/support/bundle-sdk-agent.ts"],
           // `npm run fuzz` raises both (FUZZ_RUNS, PROPERTY_RUNS); CI runs what it can afford.
           provide: {
             fuzzRuns: Number(process.env.FUZZ_RUNS ?? 400),

@@ -103,7 +103,8 @@ export const DEMO_KITS: Readonly<Record<string, DemoKit>> = {
 export async function agentDemo(kitName = "ai-sdk"): Promise<void> {
   const kitDemo = DEMO_KITS[kitName];
   if (kitDemo === undefined) {
-    throw new Error(`--kit ${kitName}: choose one of ${Object.keys(DEMO_KITS).join(", ")}`);
+    const kits = [...Object.keys(DEMO_KITS), "agents-sdk"].join(", ");
+    throw new Error(`--kit ${kitName}: choose one of ${kits}`);
   }
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-agent-demo-"));
   let dev: WranglerDev | undefined;

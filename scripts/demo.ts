@@ -1,7 +1,8 @@
 // `npm run demo`: the whole loop on one machine — exec-inbox under wrangler dev, the reference runner,
 // and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
-// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts),
-// `npm run demo -- --agent --kit openai-agents` with an OpenAI Agents JS one.
+// `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts);
+// `-- --kit openai-agents` with an OpenAI Agents JS one through the same host, and
+// `-- --kit agents-sdk` with the Agents SDK kit's agent woken by a binding (demo-agents-sdk.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -152,6 +153,9 @@ function kitOf(argv: readonly string[]): string | undefined {
 
 const mode = Promise.resolve().then(() => {
   const kit = kitOf(process.argv);
+  if (kit === "agents-sdk") {
+    return import("./demo-agents-sdk").then(({ agentsSdkDemo }) => agentsSdkDemo());
+  }
   return process.argv.includes("--agent") || kit !== undefined
     ? import("./demo-agent").then(({ agentDemo }) => agentDemo(kit))
     : main();

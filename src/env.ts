@@ -6,6 +6,8 @@ export interface Env extends Cloudflare.Env {
   /** `off` stops the session objects' index updates (the benchmark's baseline); anything else: on. */
   readonly INDEX_UPDATES?: string;
   readonly RESUME_WEBHOOK_URL?: string;
+  /** Service bindings a session may name as its resume_binding (docs/cloudflare-agents.md). */
+  readonly RESUME_BINDING_ALLOWLIST?: string;
   readonly PUBLIC_BASE_URL?: string;
   readonly AUDIT_MAX_EVENTS?: string;
   readonly AUDIT_RETENTION_MS?: string;

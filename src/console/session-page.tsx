@@ -139,8 +139,17 @@ const State: FC<{ view: SessionView; now: number }> = ({ view, now }) => (
         </dd>
         <dt>Messages</dt>
         <dd>{view.message_count}</dd>
-        <dt>Resume URL</dt>
-        <dd class="mono">{view.resume_url ?? "none (tenant default)"}</dd>
+        {view.resume_binding === null ? (
+          <>
+            <dt>Resume URL</dt>
+            <dd class="mono">{view.resume_url ?? "none (tenant default)"}</dd>
+          </>
+        ) : (
+          <>
+            <dt>Resume binding</dt>
+            <dd class="mono">{view.resume_binding} (wake() through a service binding)</dd>
+          </>
+        )}
       </dl>
     </section>
   </div>
@@ -305,7 +314,11 @@ const Trail: FC<{ events: readonly AuditEvent[]; total: number; now: number }> =
 
 /** A delivery without a 2xx, or a completion the object refused: red in the trail. */
 const failedAttempt = (event: AuditEvent): boolean =>
-  (event.type === "delivery" && !(typeof event.status === "number" && event.status < 300)) ||
+  (event.type === "delivery" &&
+    // A binding has no HTTP status: its error says it failed.
+    (event.binding === undefined
+      ? !(typeof event.status === "number" && event.status < 300)
+      : event.error !== null)) ||
   (event.type === "completion" && event.outcome !== "accepted" && event.outcome !== "duplicate");
 
 /** "handle=h outcome=accepted disposition=resume_scheduled": the event's own fields, in order. */

@@ -22,6 +22,8 @@ export type AuditEvent =
       readonly status: number | null;
       readonly error: string | null;
       readonly duration_ms: number;
+      /** The service binding woken, for a session with resume_binding (its status is null). */
+      readonly binding?: string;
     }
   | { readonly type: "run_registered"; readonly run_id: string; readonly resume_id: string | null }
   | {

@@ -1,6 +1,7 @@
 // Reads the service configuration from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
 import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../../shared/exec-wire";
+import { BINDING_NAME_PATTERN } from "./resume-binding";
 import { isAllowlistEntry } from "./resume-url";
 import {
   type AgentToken,
@@ -22,6 +23,8 @@ export interface Config {
   readonly resumeSigningSecret: string | null;
   readonly resumeWebhookUrl: string | null;
   readonly resumeUrlAllowlist: readonly string[];
+  /** RESUME_BINDING_ALLOWLIST: the service bindings a session may name as its resume_binding. */
+  readonly resumeBindingAllowlist: readonly string[];
   readonly publicBaseUrl: string | null;
   readonly waitCeilingMs: number;
   readonly jobRetentionMs: number;
@@ -52,6 +55,7 @@ type SettingName =
   | "RESUME_SIGNING_SECRET"
   | "RESUME_WEBHOOK_URL"
   | "RESUME_URL_ALLOWLIST"
+  | "RESUME_BINDING_ALLOWLIST"
   | "PUBLIC_BASE_URL"
   | "WAIT_CEILING_MS"
   | "JOB_RETENTION_MS"
@@ -110,6 +114,25 @@ function malformedAllowlist(
   return null;
 }
 
+/** A binding allowlist entry that is no binding name could never be named: refuse to serve. */
+function malformedBindingAllowlist(
+  global: readonly string[],
+  tenants: Readonly<Record<string, TenantSettings>>,
+): string | null {
+  const lists: Array<[string, readonly string[]]> = [
+    ["RESUME_BINDING_ALLOWLIST", global],
+    ...Object.entries(tenants).map(([tenant, own]): [string, readonly string[]] => [
+      `TENANT_SETTINGS.${tenant}.resume_binding_allowlist`,
+      own.resumeBindingAllowlist ?? [],
+    ]),
+  ];
+  for (const [name, entries] of lists) {
+    const position = entries.findIndex((entry) => !BINDING_NAME_PATTERN.test(entry));
+    if (position !== -1) return `${name} entry ${position + 1} is not a binding name`;
+  }
+  return null;
+}
+
 /** A timeout out of the contract's range would make every reservation a 422: refuse to serve. */
 function heartbeatTimeout(vars: Vars): { value: number | null; problem: string | null } {
   const raw = text(vars, "HEARTBEAT_TIMEOUT_MS");
@@ -147,6 +170,7 @@ export function readConfig(vars: Vars): Config {
         ? tenants.reason
         : (sharedToken(agentTokens.tokens, list(vars, "OPERATOR_TOKENS")) ??
           malformedAllowlist(allowlist, tenants.settings) ??
+          malformedBindingAllowlist(list(vars, "RESUME_BINDING_ALLOWLIST"), tenants.settings) ??
           heartbeat.problem),
     tenants: tenants.ok ? tenants.settings : {},
     operatorTokens: list(vars, "OPERATOR_TOKENS"),
@@ -154,6 +178,7 @@ export function readConfig(vars: Vars): Config {
     resumeSigningSecret: text(vars, "RESUME_SIGNING_SECRET"),
     resumeWebhookUrl: text(vars, "RESUME_WEBHOOK_URL"),
     resumeUrlAllowlist: list(vars, "RESUME_URL_ALLOWLIST"),
+    resumeBindingAllowlist: list(vars, "RESUME_BINDING_ALLOWLIST"),
     publicBaseUrl: text(vars, "PUBLIC_BASE_URL"),
     waitCeilingMs: positiveInt(vars, "WAIT_CEILING_MS", DEFAULTS.waitCeilingMs),
     jobRetentionMs: positiveInt(vars, "JOB_RETENTION_MS", DEFAULTS.jobRetentionMs),
@@ -178,12 +203,13 @@ export function readConfig(vars: Vars): Config {
 export function resumeTargetsFor(
   config: Config,
   tenant: string,
-): Pick<Config, "resumeWebhookUrl" | "resumeUrlAllowlist"> {
+): Pick<Config, "resumeWebhookUrl" | "resumeUrlAllowlist" | "resumeBindingAllowlist"> {
   const own = config.tenants[tenant];
   const fallbackUrl = tenant === DEFAULT_TENANT ? config.resumeWebhookUrl : null;
   return {
     resumeWebhookUrl: own?.resumeWebhookUrl ?? fallbackUrl,
     resumeUrlAllowlist: own?.resumeUrlAllowlist ?? config.resumeUrlAllowlist,
+    resumeBindingAllowlist: own?.resumeBindingAllowlist ?? config.resumeBindingAllowlist,
   };
 }
 

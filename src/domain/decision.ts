@@ -27,6 +27,8 @@ export interface Ctx {
     readonly resumeWebhookUrl: string | null;
     /** Checked again at every attempt: removing an origin stops deliveries to it. */
     readonly resumeUrlAllowlist: readonly string[];
+    /** Checked again at every attempt too: removing a binding stops deliveries through it. */
+    readonly resumeBindingAllowlist: readonly string[];
     /** Settings HTTP refuses to serve must not steer deliveries either: no attempt starts. */
     readonly deliveriesPaused?: boolean;
   };
@@ -42,12 +44,20 @@ export interface ResumePayload {
   readonly inbox: { readonly pending: number };
 }
 
-export type Effect = {
-  readonly type: "deliver_resume";
-  readonly url: string;
-  readonly payload: ResumePayload;
-  readonly attempt: number;
-};
+export type Effect =
+  | {
+      readonly type: "deliver_resume";
+      readonly url: string;
+      readonly payload: ResumePayload;
+      readonly attempt: number;
+    }
+  /** The same payload, through the service binding's `wake(resume)` instead of a signed POST. */
+  | {
+      readonly type: "wake_binding";
+      readonly binding: string;
+      readonly payload: ResumePayload;
+      readonly attempt: number;
+    };
 
 /**
  * The row writes a decision makes, a closed union: the store applies each in the decision's one

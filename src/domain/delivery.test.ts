@@ -172,7 +172,7 @@ describe("resume delivery", () => {
     const fired = fire({ ...woken(), resumeUrl: null }, T0, {
       resumeWebhookUrl: "http://hooks.test/global",
     });
-    expect(fired.effects[0]?.url).toBe("http://hooks.test/global");
+    expect(fired.effects[0]).toMatchObject({ url: "http://hooks.test/global" });
   });
 
   it("an origin removed from the allowlist between two attempts stops deliveries, visibly", () => {
@@ -202,12 +202,73 @@ describe("resume delivery", () => {
       resumeWebhookUrl: "https://agents.example.com/resume",
       resumeUrlAllowlist: [],
     });
-    expect(fired.effects[0]?.url).toBe("https://agents.example.com/resume");
+    expect(fired.effects[0]).toMatchObject({ url: "https://agents.example.com/resume" });
   });
 
   it("the resume payload names the session's tenant", () => {
     const fired = fire({ ...woken(), tenant: "acme" }, T0);
     expect(fired.effects[0]?.payload).toMatchObject({ tenant: "acme", session_id: "s1" });
+  });
+});
+
+describe("a wake through a service binding", () => {
+  it("a session with resume_binding is woken by calling the binding, with the webhook's payload, never a URL", () => {
+    const state = { ...woken(), resumeUrl: null, resumeBinding: "AGENT" };
+    const fired = fire(state, T0, { resumeWebhookUrl: "http://hooks.test/global" });
+    const webhook = fire({ ...woken(), resumeUrl: null }, T0, {
+      resumeWebhookUrl: "http://hooks.test/global",
+    });
+    expect(fired.effects).toEqual([
+      {
+        type: "wake_binding",
+        binding: "AGENT",
+        attempt: 1,
+        payload: webhook.effects[0]?.payload,
+      },
+    ]);
+    expect(fired.state.resume).toEqual(webhook.state.resume);
+  });
+
+  it("a failed wake is retried with the same resume_id after the backoff, and fails for good at the last attempt", () => {
+    let state = fire({ ...woken(), resumeBinding: "AGENT" }, T0).state;
+    for (let attempt = 1; attempt < CONFIG.resumeMaxAttempts; attempt += 1) {
+      const now = T0 + attempt * 1_000_000;
+      state = ok(
+        recordDelivery(
+          state,
+          { resumeId: "rs-1", delivered: false, error: "wake() threw", random: 0.5 },
+          at(now),
+        ),
+      ).state;
+      expect(state.resume).toMatchObject({
+        state: "scheduled",
+        nextAttemptAt: now + backoffMs(attempt, 0.5),
+      });
+      const again = fire(state, dueAt(state, now) ?? now);
+      expect(again.effects).toMatchObject([{ type: "wake_binding", attempt: attempt + 1 }]);
+      expect(again.effects[0]?.payload.resume_id).toBe("rs-1");
+      state = again.state;
+    }
+    const last = ok(
+      recordDelivery(
+        state,
+        { resumeId: "rs-1", delivered: false, error: "wake() threw", random: 0.5 },
+        at(T0 + 9_000_000),
+      ),
+    ).state;
+    expect(last.resume).toMatchObject({ state: "failed", lastError: "wake() threw" });
+    expect(sessionStatus(last)).toBe("idle");
+  });
+
+  it("a binding removed from the allowlist between two attempts stops the wakes, visibly", () => {
+    const state = { ...woken(), resumeBinding: "AGENT" };
+    const stopped = fire(state, T0, { resumeBindingAllowlist: ["OTHER"] });
+    expect(stopped.effects).toEqual([]);
+    expect(stopped.state.resume).toMatchObject({ state: "failed", attempts: 0 });
+    expect(stopped.state.resume?.lastError).toBe(
+      "delivery stopped: resume_binding AGENT is no longer in RESUME_BINDING_ALLOWLIST",
+    );
+    expect(nextDueAt(stopped.state, null, at(T0))).toBeNull();
   });
 });
 

@@ -3,7 +3,7 @@
 
 import { assertNever } from "./assert-never";
 import type { AuditEvent } from "./audit";
-import type { Ctx, Decision, Effect, Overdue, Rule, Write } from "./decision";
+import type { Ctx, Decision, Effect, Overdue, ResumePayload, Rule, Write } from "./decision";
 import { coreOnly, decided } from "./decision";
 import { claimableChange } from "./inbox";
 import { expireSilent, overdueNeeds, type SilentLoss } from "./liveness";
@@ -106,6 +106,9 @@ function attemptResume(
     const failed = failedResume(resume, ctx.now, resume.lastError);
     return { session: { ...session, resume: failed }, effects: [] };
   }
+  if (session.resumeBinding !== null) {
+    return attemptThroughBinding(session, session.resumeBinding, resume, pending, ctx);
+  }
   // Resolved at each attempt, so a changed RESUME_WEBHOOK_URL applies to pending resumes.
   const url = session.resumeUrl ?? ctx.config.resumeWebhookUrl;
   if (url === null) {
@@ -127,27 +130,61 @@ function attemptResume(
     );
     return { session: { ...session, resume: stopped }, effects: [] };
   }
-  const attempt = resume.attempts + 1;
-  // Recorded before the POST, so a crash mid-delivery counts the attempt and retries after it.
-  const started: Resume = {
-    ...resume,
-    attempts: attempt,
-    lastAttemptAt: ctx.now,
-    nextAttemptAt: ctx.now + DELIVERY_TIMEOUT_MS + IN_FLIGHT_MARGIN_MS,
-  };
+  const started = startedAttempt(resume, ctx.now);
   const effect: Effect = {
     type: "deliver_resume",
     url,
-    attempt,
-    payload: {
-      type: "session.resume",
-      tenant: session.tenant,
-      session_id: session.id,
-      lifetime: session.lifetime,
-      resume_id: resume.resumeId,
-      reason: resume.reason,
-      inbox: { pending },
-    },
+    attempt: started.attempts,
+    payload: resumePayload(session, resume, pending),
+  };
+  return { session: { ...session, resume: started }, effects: [effect] };
+}
+
+/** Recorded before the call, so a crash mid-delivery counts the attempt and retries after it. */
+const startedAttempt = (resume: Deliverable, now: number): Deliverable => ({
+  ...resume,
+  attempts: resume.attempts + 1,
+  lastAttemptAt: now,
+  nextAttemptAt: now + DELIVERY_TIMEOUT_MS + IN_FLIGHT_MARGIN_MS,
+});
+
+/** The body of a wake, the same object for the webhook and the binding. */
+const resumePayload = (session: Session, resume: Deliverable, pending: number): ResumePayload => ({
+  type: "session.resume",
+  tenant: session.tenant,
+  session_id: session.id,
+  lifetime: session.lifetime,
+  resume_id: resume.resumeId,
+  reason: resume.reason,
+  inbox: { pending },
+});
+
+/**
+ * A session that named a binding is woken only through it: never through a webhook URL, not even
+ * the tenant's default. Its allowlist is read again here, as the URL's is: an operator who removes
+ * the binding stops the deliveries, and the resume fails visibly, naming the allowlist.
+ */
+function attemptThroughBinding(
+  session: Session,
+  binding: string,
+  resume: Deliverable,
+  pending: number,
+  ctx: Ctx,
+): { session: Session; effects: Effect[] } {
+  if (!ctx.config.resumeBindingAllowlist.includes(binding)) {
+    const stopped = failedResume(
+      resume,
+      ctx.now,
+      `delivery stopped: resume_binding ${binding} is no longer in RESUME_BINDING_ALLOWLIST`,
+    );
+    return { session: { ...session, resume: stopped }, effects: [] };
+  }
+  const started = startedAttempt(resume, ctx.now);
+  const effect: Effect = {
+    type: "wake_binding",
+    binding,
+    attempt: started.attempts,
+    payload: resumePayload(session, resume, pending),
   };
   return { session: { ...session, resume: started }, effects: [effect] };
 }

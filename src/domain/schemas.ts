@@ -24,6 +24,8 @@ const metadataSchema = z.record(z.string(), z.unknown());
 export const createSessionBody = z.strictObject({
   id: idSchema,
   resume_url: z.string().max(2048).optional(),
+  // Checked against the binding allowlist by the handler (422 invalid_request), as resume_url is.
+  resume_binding: z.string().max(64).optional(),
   metadata: metadataSchema.optional(),
 });
 

@@ -17,6 +17,7 @@ export function createSession(
     id: string;
     lifetime: string;
     resumeUrl: string | null;
+    resumeBinding: string | null;
     metadata: Readonly<Record<string, unknown>>;
   },
   now: number,
@@ -28,6 +29,7 @@ export function createSession(
     lifetime: cmd.lifetime,
     createdAt: now,
     resumeUrl: cmd.resumeUrl,
+    resumeBinding: cmd.resumeBinding,
     metadata: cmd.metadata,
     messages: [],
     messageCount: 0,

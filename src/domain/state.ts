@@ -238,6 +238,8 @@ export interface Session {
   readonly lifetime: string;
   readonly createdAt: number;
   readonly resumeUrl: string | null;
+  /** The service binding woken instead of a webhook (resume_binding); null: the webhook. */
+  readonly resumeBinding: string | null;
   readonly metadata: Readonly<Record<string, unknown>>;
   /** Loaded or appended messages; the shell loads none, so it holds what a decision appended. */
   readonly messages: readonly Message[];

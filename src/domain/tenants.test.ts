@@ -48,8 +48,12 @@ describe("TENANT_SETTINGS", () => {
     const config = readConfig({
       RESUME_URL_ALLOWLIST: "https://shared.example",
       RESUME_WEBHOOK_URL: "https://shared.example/resume",
+      RESUME_BINDING_ALLOWLIST: "SHARED_AGENT",
       TENANT_SETTINGS: JSON.stringify({
-        acme: { resume_url_allowlist: ["https://hooks.acme.example"] },
+        acme: {
+          resume_url_allowlist: ["https://hooks.acme.example"],
+          resume_binding_allowlist: ["ACME_AGENT"],
+        },
         globex: { resume_webhook_url: "https://globex.example/resume" },
       }),
     });
@@ -58,10 +62,12 @@ describe("TENANT_SETTINGS", () => {
     expect(resumeTargetsFor(config, "acme")).toEqual({
       resumeUrlAllowlist: ["https://hooks.acme.example"],
       resumeWebhookUrl: null,
+      resumeBindingAllowlist: ["ACME_AGENT"],
     });
     expect(resumeTargetsFor(config, "initech")).toEqual({
       resumeUrlAllowlist: ["https://shared.example"],
       resumeWebhookUrl: null,
+      resumeBindingAllowlist: ["SHARED_AGENT"],
     });
     expect(resumeTargetsFor(config, "default").resumeWebhookUrl).toBe(
       "https://shared.example/resume",
@@ -69,6 +75,7 @@ describe("TENANT_SETTINGS", () => {
     expect(resumeTargetsFor(config, "globex")).toEqual({
       resumeUrlAllowlist: ["https://shared.example"],
       resumeWebhookUrl: "https://globex.example/resume",
+      resumeBindingAllowlist: ["SHARED_AGENT"],
     });
     expect(resumeTargetsFor(config, "default").resumeUrlAllowlist).toEqual([
       "https://shared.example",
@@ -133,6 +140,11 @@ describe("allowlist entries", () => {
       [
         { TENANT_SETTINGS: '{"acme": {"resume_url_allowlist": ["hooks.acme.example"]}}' },
         "TENANT_SETTINGS.acme.resume_url_allowlist entry 1",
+      ],
+      [{ RESUME_BINDING_ALLOWLIST: "AGENT,my-agent" }, "RESUME_BINDING_ALLOWLIST entry 2"],
+      [
+        { TENANT_SETTINGS: '{"acme": {"resume_binding_allowlist": ["1AGENT"]}}' },
+        "TENANT_SETTINGS.acme.resume_binding_allowlist entry 1",
       ],
     ] as const) {
       expect(readConfig(vars).misconfigured).toContain(named);

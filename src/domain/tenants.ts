@@ -63,6 +63,8 @@ export const sessionObjectName = (tenant: string, sessionId: string): string =>
 export interface TenantSettings {
   readonly resumeUrlAllowlist?: readonly string[];
   readonly resumeWebhookUrl?: string;
+  /** Replaces RESUME_BINDING_ALLOWLIST for this tenant (an empty list: no binding at all). */
+  readonly resumeBindingAllowlist?: readonly string[];
   /** The tenant's HEARTBEAT_TIMEOUT_MS; null turns the global one off for it. */
   readonly heartbeatTimeoutMs?: number | null;
 }
@@ -72,6 +74,7 @@ const tenantSettingsSchema = z.record(
   z.strictObject({
     resume_url_allowlist: z.array(z.string().min(1)).optional(),
     resume_webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+    resume_binding_allowlist: z.array(z.string().min(1)).optional(),
     // null: this tenant's jobs have no liveness check unless a reservation names one.
     heartbeat_timeout_ms: heartbeatTimeoutMs.nullable().optional(),
   }),
@@ -115,6 +118,9 @@ export function parseTenantSettings(raw: unknown): ParsedTenantSettings {
       ...(entry.resume_webhook_url === undefined
         ? {}
         : { resumeWebhookUrl: entry.resume_webhook_url }),
+      ...(entry.resume_binding_allowlist === undefined
+        ? {}
+        : { resumeBindingAllowlist: entry.resume_binding_allowlist }),
       ...(entry.heartbeat_timeout_ms === undefined
         ? {}
         : { heartbeatTimeoutMs: entry.heartbeat_timeout_ms }),

@@ -131,6 +131,7 @@ export function sessionView(session: Core, counts: RowCounts) {
     jobs: { running: counts.jobs.running, done: counts.jobs.done },
     notify_seq: session.notifySeq,
     resume_url: session.resumeUrl,
+    resume_binding: session.resumeBinding,
   };
 }
 

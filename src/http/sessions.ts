@@ -4,8 +4,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { problem } from "../../shared/problem";
 import { resumeTargetsFor } from "../domain/config";
 import { MAX_MESSAGE_BYTES, MAX_SESSION_METADATA_BYTES } from "../domain/limits";
+import { checkResumeBinding } from "../domain/resume-binding";
 import { checkResumeUrl } from "../domain/resume-url";
 import { utf8Bytes } from "../domain/text";
+import { hasWake } from "../session-object/resume-binding";
 import { type AppEnv, sessionStub } from "./context";
 import * as routes from "./routes/sessions";
 import { answer, serve } from "./serve";
@@ -20,17 +22,34 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
         `metadata is ${metadataBytes} bytes of JSON; the limit is ${MAX_SESSION_METADATA_BYTES}`,
       );
     }
+    const targets = resumeTargetsFor(c.var.config, c.var.tenant);
     let resumeUrl: string | null = null;
     if (body.resume_url !== undefined) {
-      const { resumeUrlAllowlist } = resumeTargetsFor(c.var.config, c.var.tenant);
-      const checked = checkResumeUrl(body.resume_url, resumeUrlAllowlist);
+      const checked = checkResumeUrl(body.resume_url, targets.resumeUrlAllowlist);
       if (!checked.ok) return problem("invalid_request", checked.reason);
       resumeUrl = checked.url;
+    }
+    let resumeBinding: string | null = null;
+    if (body.resume_binding !== undefined) {
+      if (resumeUrl !== null) {
+        return problem("invalid_request", "name resume_url or resume_binding, not both");
+      }
+      const checked = checkResumeBinding(body.resume_binding, targets.resumeBindingAllowlist);
+      if (!checked.ok) return problem("invalid_request", checked.reason);
+      // Listed but not bound: every wake would fail, so the deployment's mistake is said now.
+      if (!hasWake(c.env, checked.binding)) {
+        return problem(
+          "invalid_request",
+          `resume_binding ${checked.binding} is allowed but this deployment binds no service with wake() by that name`,
+        );
+      }
+      resumeBinding = checked.binding;
     }
     const result = await sessionStub(c, body.id).create({
       tenant: c.var.tenant,
       id: body.id,
       resumeUrl,
+      resumeBinding,
       metadata: body.metadata ?? {},
     });
     return answer(routes.createSession, 201, result);

@@ -32,11 +32,22 @@ export function viewOf(k: Kernel, core: Core | null): Result<SessionView> {
 
 export function create(
   k: Kernel,
-  cmd: { tenant: string; id: string; resumeUrl: string | null; metadata: Record<string, unknown> },
+  cmd: {
+    tenant: string;
+    id: string;
+    resumeUrl: string | null;
+    /** Absent: none (the callers that predate bindings name none). */
+    resumeBinding?: string | null;
+    metadata: Record<string, unknown>;
+  },
 ): Result<SessionView> {
   // A session that exists is refused by the rule; only a new one needs the schema first.
   if (k.core === null) k.ensureSchema();
-  const result = run(k, createRule, { ...cmd, lifetime: newId("lt") });
+  const result = run(k, createRule, {
+    ...cmd,
+    resumeBinding: cmd.resumeBinding ?? null,
+    lifetime: newId("lt"),
+  });
   return result.ok ? viewOf(k, k.core) : result;
 }
 

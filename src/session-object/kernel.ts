@@ -4,7 +4,17 @@
 
 import type { AuditEvent } from "../domain/audit";
 import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
-import type { Core, Ctx, Decision, Effect, Loaded, Needs, Rule, Write } from "../domain/decision";
+import type {
+  Core,
+  Ctx,
+  Decision,
+  Effect,
+  Loaded,
+  Needs,
+  ResumePayload,
+  Rule,
+  Write,
+} from "../domain/decision";
 import { DELIVERY_TIMEOUT_MS, nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
@@ -16,6 +26,7 @@ import { AuditStore } from "./audit-store";
 import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
 import { hasSchema, migrate } from "./migrations";
+import { wakeBinding } from "./resume-binding";
 import { postResume } from "./resume-webhook";
 import { serviceUpSince } from "./service-clock";
 import * as store from "./store";
@@ -70,6 +81,8 @@ export class Kernel {
   readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
   /** The resume POST; replaceable so a test can make one attempt throw. */
   post: typeof postResume = postResume;
+  /** The binding wake; replaceable like `post`. */
+  wake: (binding: string, payload: ResumePayload) => ReturnType<typeof wakeBinding>;
   /** Alarm invocations since this object started (for its stats). */
   private alarms = 0;
   /** Resume POSTs on the wire now: while one is, no other attempt starts (`Ctx.postOnWire`). */
@@ -83,6 +96,7 @@ export class Kernel {
     env: Env,
   ) {
     this.config = readConfig(env);
+    this.wake = (binding, payload) => wakeBinding(env, binding, payload);
     this.audit = new AuditStore(this.config);
     this.physicalAlarm = new PhysicalAlarm(state.storage);
     this.metered = meteredSql(state.storage.sql, this.meter);

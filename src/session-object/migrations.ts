@@ -349,6 +349,12 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE audit_v7 RENAME TO audit;
     `,
   },
+  {
+    id: 9,
+    description:
+      "Cloudflare-native wake: a session may name the service binding it is woken through (null: the webhook)",
+    sql: "ALTER TABLE session ADD COLUMN resume_binding TEXT;",
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

@@ -21,6 +21,7 @@ type SessionRow = {
   lifetime: string;
   created_at: number;
   resume_url: string | null;
+  resume_binding: string | null;
   metadata: string;
   run: string | null;
   wait: string | null;
@@ -154,6 +155,7 @@ export function loadCore(sql: SqlStorage): Core | null {
     lifetime: row.lifetime,
     createdAt: row.created_at,
     resumeUrl: row.resume_url,
+    resumeBinding: row.resume_binding,
     metadata: JSON.parse(row.metadata),
     messageCount: counts.messages,
     jobSeq: row.job_seq,
@@ -445,6 +447,7 @@ const SESSION_COLUMNS = {
   lifetime: (core) => core.lifetime,
   created_at: (core) => core.createdAt,
   resume_url: (core) => core.resumeUrl,
+  resume_binding: (core) => core.resumeBinding,
   metadata: (core) => core.metadata,
   run: (core) => core.run,
   wait: (core) => core.wait,

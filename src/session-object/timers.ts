@@ -2,11 +2,17 @@
 // alarm, deliveries, due timers), the one physical alarm running every due logical timer through
 // the domain's tick, and the resume POSTs those decide. The rules themselves are the domain's.
 
+import { assertNever } from "../domain/assert-never";
 import type { AuditEvent } from "../domain/audit";
 import type { Effect, Rule } from "../domain/decision";
 import { recordDeliveryRule, tickRule } from "../domain/delivery";
 import type { Result } from "../domain/errors";
 import { type Committed, type Kernel, newId } from "./kernel";
+
+/** What an attempt came to, by either kind of delivery (status: the HTTP status, null for a binding). */
+type DeliveryOutcome =
+  | { delivered: true; status: number | null }
+  | { delivered: false; status: number | null; error: string };
 
 const MAX_TIMER_ROUNDS = 64;
 /** How often an object whose settings are refused checks again whether they were fixed. */
@@ -77,9 +83,17 @@ export async function runDueTimers(k: Kernel): Promise<void> {
 
 async function deliver(k: Kernel, effect: Effect): Promise<void> {
   const started = Date.now();
-  const outcome = await k.posting(() =>
-    k.post(effect.url, effect.payload, k.config.resumeSigningSecret, started),
-  );
+  // One wire for both kinds: a wake on a binding holds back the next attempt as a POST does.
+  const outcome = await k.posting((): Promise<DeliveryOutcome> => {
+    switch (effect.type) {
+      case "deliver_resume":
+        return k.post(effect.url, effect.payload, k.config.resumeSigningSecret, started);
+      case "wake_binding":
+        return k.wake(effect.binding, effect.payload);
+      default:
+        return assertNever(effect);
+    }
+  });
   const event: AuditEvent = {
     type: "delivery",
     resume_id: effect.payload.resume_id,
@@ -87,6 +101,7 @@ async function deliver(k: Kernel, effect: Effect): Promise<void> {
     status: outcome.status,
     error: outcome.delivered ? null : outcome.error,
     duration_ms: Date.now() - started,
+    ...(effect.type === "wake_binding" ? { binding: effect.binding } : {}),
   };
   // The fetch let other requests in: the domain re-checks that this resume is still the one due.
   const committed = k.execute(recordDeliveryRule, {

@@ -100,7 +100,7 @@ describe("the agent scripts", () => {
       "--kit",
       "langchain",
     ]);
-    expect(output).toContain("--kit langchain: choose one of ai-sdk, openai-agents");
+    expect(output).toContain("--kit langchain: choose one of ai-sdk, openai-agents, agents-sdk");
     expect(code).toBe(1);
   }, 30_000);
 

@@ -92,6 +92,11 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       body: { id: sid, resume_url: okHost.url, metadata: { team: "contract" } },
     });
     await api.call("createSession", 409, { ...agent, body: { id: sid } });
+    // No binding is allowed by this deployment: naming one is refused, as a bad resume_url is.
+    await api.call("createSession", 422, {
+      ...agent,
+      body: { id: `${sid}-binding`, resume_binding: "SHELL_AGENT_WAKE" },
+    });
     await api.call("getSession", 200, session);
     await api.call("getSession", 404, { ...agent, params: { sid: `${sid}-missing` } });
     await api.call("appendMessage", 201, { ...session, body: { role: "user", content: "hi" } });

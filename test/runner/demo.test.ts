@@ -11,4 +11,19 @@ describe("npm run demo", () => {
     expect(output).toContain("demo passed");
     expect(code).toBe(0);
   }, 90_000);
+
+  it("npm run demo -- --kit agents-sdk runs the loop with the Agents SDK kit's agent, woken by a binding", async () => {
+    const { code, output } = await runToEnd("npm", [
+      "run",
+      "--silent",
+      "demo",
+      "--",
+      "--kit",
+      "agents-sdk",
+    ]);
+    expect(output).toContain("the runtime message is in");
+    expect(output).toMatch(/exited with code 7: inbox-result/);
+    expect(output).toContain("agents-sdk demo passed");
+    expect(code).toBe(0);
+  }, 120_000);
 });

@@ -14,6 +14,7 @@ export const CONFIG: Ctx["config"] = {
   resumeClaimTimeoutMs: 600_000,
   resumeWebhookUrl: null,
   resumeUrlAllowlist: ["http://hooks.test", "http://127.0.0.1:*"],
+  resumeBindingAllowlist: ["AGENT"],
 };
 
 export const at = (now: number, config: Partial<Ctx["config"]> = {}): Ctx => ({
@@ -67,6 +68,7 @@ export function session(overrides: Partial<Session> = {}): Session {
         id: "s1",
         lifetime: "lt-1",
         resumeUrl: "http://hooks.test/h",
+        resumeBinding: null,
         metadata: {},
       },
       T0,

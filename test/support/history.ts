@@ -96,6 +96,7 @@ export const CONFIG: Ctx["config"] = {
   resumeClaimTimeoutMs: 120_000,
   resumeWebhookUrl: "http://hooks.test/resume",
   resumeUrlAllowlist: ["http://hooks.test"],
+  resumeBindingAllowlist: [],
 };
 
 /** Variant 4 repeats variant 0 but as `observed`; the others are different results. */
@@ -231,6 +232,7 @@ export class History {
             id: "s",
             lifetime: `lt-${this.lifetimes}`,
             resumeUrl: null,
+            resumeBinding: null,
             metadata: {},
           }),
         );

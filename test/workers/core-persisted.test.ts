@@ -16,6 +16,7 @@ const SAMPLE: Core = {
   lifetime: "lt-1",
   createdAt: T0,
   resumeUrl: "http://hooks.test/h",
+  resumeBinding: "AGENT",
   metadata: { team: "a" },
   messageCount: 0,
   jobSeq: 3,

@@ -19,7 +19,7 @@ export const createSession = createRoute({
   tags,
   summary: "Create a session",
   description:
-    "The session belongs to the tenant of the agent token. `resume_url` must match an origin of the resume allowlist; without it the tenant's default webhook URL is used.",
+    "The session belongs to the tenant of the agent token. `resume_url` must match an origin of the resume allowlist; without it the tenant's default webhook URL is used. `resume_binding` instead names a service binding of the deployment (listed in the binding allowlist) whose `wake(resume)` is called with the webhook's body; a session names one or the other, not both.",
   security: AGENT,
   request: { body: { required: true, ...json(createSessionBody) } },
   responses: {

@@ -30,6 +30,10 @@ const auditEventSchema = z
       status: z.int().nullable(),
       error: z.string().nullable(),
       duration_ms: count,
+      binding: z
+        .string()
+        .optional()
+        .meta({ description: "The service binding woken (resume_binding); absent for a webhook" }),
     }),
     z.strictObject({
       ...at,

@@ -65,6 +65,10 @@ export const sessionViewSchema = z
     jobs: z.strictObject({ running: count, done: count }),
     notify_seq: count,
     resume_url: z.string().nullable(),
+    resume_binding: z
+      .string()
+      .nullable()
+      .meta({ description: "The service binding this session is woken through; null: a webhook" }),
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 

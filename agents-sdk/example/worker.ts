@@ -1,0 +1,66 @@
+// An example agent Worker on the kit: `ShellAgent` (one agent per exec-inbox session), the
+// `ExecInboxWake` entrypoint exec-inbox's binding calls, and a small HTTP front to talk to an agent
+// (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`). Its model is the scripted
+// one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result.
+import { getAgentByName } from "agents";
+import { RunnerClient } from "../../agent/runner-client";
+import { scriptedModel } from "../../agent/scripted-model";
+import { ExecInboxClient } from "../../client";
+import { ExecInboxAgent, type ExecInboxSettings } from "../exec-inbox-agent";
+import { execInboxWake } from "../wake-entrypoint";
+
+interface Env {
+  readonly SHELL_AGENT: DurableObjectNamespace<ShellAgent>;
+  /** exec-inbox, bound by a service binding: no public URL, no signature. */
+  readonly EXEC_INBOX: Fetcher;
+  readonly EXEC_INBOX_TOKEN: string;
+  readonly RUNNER_URL: string;
+  readonly RUNNER_TOKEN: string;
+}
+
+export class ShellAgent extends ExecInboxAgent<Env> {
+  /** Every prompt the model was given in this instance (for tests and the demo's log). */
+  private readonly prompts: unknown[] = [];
+
+  protected execInbox(): ExecInboxSettings {
+    return {
+      // Loopback host name: exec-inbox serves its local development secrets to loopback only.
+      inbox: new ExecInboxClient({
+        baseUrl: "http://127.0.0.1",
+        token: this.env.EXEC_INBOX_TOKEN,
+        fetch: (request) => this.env.EXEC_INBOX.fetch(request),
+      }),
+      runner: new RunnerClient({ baseUrl: this.env.RUNNER_URL, token: this.env.RUNNER_TOKEN }),
+      model: scriptedModel((prompt) => this.prompts.push(prompt)),
+    };
+  }
+
+  modelPrompts(): string {
+    return JSON.stringify(this.prompts);
+  }
+}
+
+export class ExecInboxWake extends execInboxWake<Env, ShellAgent>((env) => env.SHELL_AGENT) {}
+
+const AGENT_PATH = /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts)$/;
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname === "/healthz") return Response.json({ ok: true });
+    const match = AGENT_PATH.exec(url.pathname);
+    if (match === null) return new Response("not found", { status: 404 });
+    const [, sessionId = "", action] = match;
+    const agent = await getAgentByName(env.SHELL_AGENT, sessionId);
+    if (action === "prompt" && request.method === "POST") {
+      const { text } = (await request.json()) as { text: string };
+      return Response.json({ answer: await agent.prompt(text) });
+    }
+    if (action === "transcript") {
+      return Response.json({ messages: JSON.parse(await agent.transcript()) });
+    }
+    if (action === "prompts")
+      return Response.json({ prompts: JSON.parse(await agent.modelPrompts()) });
+    return new Response("method not allowed", { status: 405 });
+  },
+} satisfies ExportedHandler<Env>;
