@@ -349,6 +349,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE audit_v7 RENAME TO audit;
     `,
   },
+  {
+    id: 8,
+    description:
+      "full outputs: each job's uploaded bytes and named full output, and the R2 prefixes to sweep",
+    // Beside the jobs table, not in it: a column after `output` would make every summary read
+    // walk that job's output. The sweep table outlives a session's delete (kernel.ts, wipe).
+    sql: `
+      CREATE TABLE outputs (
+        job_seq INTEGER PRIMARY KEY,
+        uploaded_bytes INTEGER NOT NULL,
+        bytes INTEGER,
+        sha256 TEXT,
+        parts TEXT,
+        CHECK ((bytes IS NULL) = (sha256 IS NULL) AND (bytes IS NULL) = (parts IS NULL))
+      );
+      CREATE TABLE IF NOT EXISTS output_sweep (prefix TEXT PRIMARY KEY) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */
