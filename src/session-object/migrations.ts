@@ -356,7 +356,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Beside the jobs table, not in it: a column after `output` would make every summary read
     // walk that job's output. The sweep table outlives a session's delete (kernel.ts, wipe).
     sql: `
-      CREATE TABLE outputs (
+      CREATE TABLE IF NOT EXISTS outputs (
         job_seq INTEGER PRIMARY KEY,
         uploaded_bytes INTEGER NOT NULL,
         bytes INTEGER,
