@@ -127,6 +127,7 @@ export async function uploadParts(
         );
         if (answer.status === 201) {
           onUploaded(index);
+          say(`part ${index} uploaded`);
           break;
         }
         if (answer.status === 422 && answer.code === "digest_mismatch") {
