@@ -83,6 +83,7 @@ export const postCompletion = createRoute({
       "unauthorized",
       "not_found",
       "result_conflict",
+      "output_incomplete",
       "lifetime_ended",
       "job_expired",
       "inbox_full",
