@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { outputTools } from "../../agent/output-tools";
 import {
   AGENT_TOKEN,
   agentClient,
@@ -19,25 +20,29 @@ const MIB = 1024 * 1024;
 const SIZE = 200 * MIB;
 /** Deterministic and quick (~1 s): the test prints it again to know what the command printed. */
 const GENERATOR = `seq 1 30000000 | head -c ${SIZE}`;
-const RETENTION_MS = 8_000;
+/** Long enough for the reads below; the purge comes after them. */
+const RETENTION_MS = 25_000;
 
 const shaOf = (pipeline: string): string =>
   execFileSync("sh", ["-c", `${pipeline} | sha256sum`], { encoding: "utf8" }).split(" ")[0]!;
 
-/** The files of the local R2 bucket's blobs under wrangler dev's state: what the bucket holds. */
-function blobFiles(stateDir: string): string[] {
-  const r2 = join(stateDir, "v3", "r2");
-  if (!existsSync(r2)) return [];
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (dir.endsWith("blobs")) found.push(path);
-    }
+/**
+ * The local bucket wrangler dev keeps under its state, opened by a second Miniflare (the same
+ * SQLite metadata and blobs): listing it is listing what the Worker's bucket holds.
+ */
+async function openBucket(stateDir: string) {
+  const mf = new Miniflare({
+    modules: true,
+    script: "export default { fetch: () => new Response(null) }",
+    r2Buckets: { OUTPUTS: "exec-inbox-outputs" },
+    r2Persist: join(stateDir, "v3", "r2"),
+  });
+  const bucket = await mf.getR2Bucket("OUTPUTS");
+  return {
+    keys: async (prefix: string) =>
+      (await bucket.list({ prefix })).objects.map((object) => object.key),
+    close: () => mf.dispose(),
   };
-  walk(r2);
-  return found;
 }
 
 const journalParts = (stateDir: string): number =>
@@ -132,11 +137,44 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
       shaOf(`${GENERATOR} | tail -c +${start + 1} | head -c ${MIB}`),
     );
 
+    // The agent kit's tools page and search it, streamed into the host.
+    const tools = outputTools({ inbox, sessionId: sid });
+    const call = { toolCallId: "t", messages: [] };
+    const page = await tools.read_output.execute!(
+      { session_id: handle, offset: 0, limit: 20 },
+      call,
+    );
+    expect(page).toMatchObject({
+      output: "1\n2\n3\n4\n5\n6\n7\n8\n9\n10",
+      total_bytes: SIZE,
+      next_offset: 20,
+    });
+    const found = await tools.grep_output.execute!(
+      { session_id: handle, pattern: "^1234567[0-2]$" },
+      call,
+    );
+    expect(found).toMatchObject({
+      matched_lines: 3,
+      output: "12345670: 12345670\n12345671: 12345671\n12345672: 12345672",
+    });
+
     // Retention purges the job, and its parts go from the bucket.
-    expect(blobFiles(devState).length).toBeGreaterThanOrEqual(parts);
-    await sleep(RETENTION_MS);
-    await waitUntil(async () => (await fetch(url, { headers: auth })).status === 410, 30_000);
-    await waitUntil(async () => blobFiles(devState).length === 0, 30_000);
+    const bucket = await openBucket(devState);
+    const prefix = `outputs/default/${sid}/`;
+    expect(await bucket.keys(prefix)).toHaveLength(parts);
+    const pullUrl = `${dev.base}/v1/sessions/${sid}/exec-jobs/${handle}`;
+    await waitUntil(async () => {
+      const pulled = await fetch(pullUrl, { headers: auth });
+      await pulled.text();
+      return pulled.status === 410;
+    }, RETENTION_MS + 30_000);
+    const gone = await fetch(url, { headers: { ...auth, range: "bytes=0-0" } });
+    expect([gone.status, ((await gone.json()) as { code: string }).code]).toEqual([
+      410,
+      "job_expired",
+    ]);
+    await waitUntil(async () => (await bucket.keys(prefix)).length === 0, 30_000);
+    await bucket.close();
     await second.stop();
   }, 180_000);
 });
