@@ -3,6 +3,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { MAX_PART_BYTES, PART_SHA256_HEADER } from "../../shared/full-output";
 import { problem } from "../../shared/problem";
+import type { Result } from "../domain/errors";
 import { partKey, partSlices, rangeAsk } from "../domain/full-output";
 import type { FullOutput } from "../domain/state";
 import { type AppEnv, sessionStub, tenantSessionStub } from "./context";
@@ -55,6 +56,42 @@ function streamRange(
     void writable.abort(error).catch(() => undefined);
   });
   return readable;
+}
+
+/** The whole output (200) or the range asked for (206), streamed part after part; 416 past its end. */
+function fullOutputAnswer(
+  bucket: R2Bucket | undefined,
+  found: Result<{ prefix: string; output: FullOutput }>,
+  range: string | undefined,
+): Response {
+  if (!found.ok) return problem(found.code, found.detail);
+  if (bucket === undefined) return noBucket();
+  const { prefix, output } = found.value;
+  const headers = new Headers({
+    "accept-ranges": "bytes",
+    "content-type": "application/octet-stream",
+    etag: `"${output.sha256}"`,
+  });
+  const ask = rangeAsk(range, output.bytes);
+  if (ask.kind === "unsatisfiable") {
+    const refused = problem(
+      "range_not_satisfiable",
+      `the output has ${output.bytes} bytes; the range starts past its end`,
+    );
+    refused.headers.set("content-range", `bytes */${output.bytes}`);
+    return refused;
+  }
+  if (ask.kind === "whole") {
+    return new Response(streamRange(bucket, prefix, output, 0, output.bytes - 1), {
+      status: 200,
+      headers,
+    });
+  }
+  headers.set("content-range", `bytes ${ask.start}-${ask.end}/${output.bytes}`);
+  return new Response(streamRange(bucket, prefix, output, ask.start, ask.end), {
+    status: 206,
+    headers,
+  });
 }
 
 export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -125,34 +162,12 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.getOutput, async (c) => {
     const { sid, handle } = c.req.valid("param");
     const found = await sessionStub(c, sid).fullOutput({ handle });
-    if (!found.ok) return problem(found.code, found.detail);
-    const bucket = c.env.OUTPUTS;
-    if (bucket === undefined) return noBucket();
-    const { prefix, output } = found.value;
-    const headers = new Headers({
-      "accept-ranges": "bytes",
-      "content-type": "application/octet-stream",
-      etag: `"${output.sha256}"`,
-    });
-    const ask = rangeAsk(c.req.header("range"), output.bytes);
-    if (ask.kind === "unsatisfiable") {
-      const refused = problem(
-        "range_not_satisfiable",
-        `the output has ${output.bytes} bytes; the range starts past its end`,
-      );
-      refused.headers.set("content-range", `bytes */${output.bytes}`);
-      return refused;
-    }
-    if (ask.kind === "whole") {
-      return new Response(streamRange(bucket, prefix, output, 0, output.bytes - 1), {
-        status: 200,
-        headers,
-      });
-    }
-    headers.set("content-range", `bytes ${ask.start}-${ask.end}/${output.bytes}`);
-    return new Response(streamRange(bucket, prefix, output, ask.start, ask.end), {
-      status: 206,
-      headers,
-    });
+    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"));
+  });
+
+  serve(app, routes.opsGetOutput, async (c) => {
+    const { tenant, sid, handle } = c.req.valid("param");
+    const found = await tenantSessionStub(c.env, tenant, sid).fullOutput({ handle });
+    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"));
   });
 }

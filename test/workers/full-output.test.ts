@@ -2,6 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
+import { getPage, signedInCookie } from "../support/console";
 import { ACME_AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -219,6 +220,27 @@ describe("full outputs", () => {
       "range_not_satisfiable",
       `bytes */${whole.byteLength}`,
     ]);
+  });
+
+  it("an operator reads it through /v1/ops, and the console links it and shows it as text", async () => {
+    const sid = api.uniqueId("console");
+    const { token, whole, fullOutput } = await uploaded(sid);
+    await completeWith(sid, token, fullOutput);
+    const ops = await api.workerFetch(
+      new Request(`http://exec-inbox.test/v1/ops/sessions/default/${sid}/exec-jobs/h1/output`, {
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, range: "bytes=0-99" },
+      }),
+    );
+    expect(ops.status).toBe(206);
+    expect(new Uint8Array(await ops.arrayBuffer())).toEqual(whole.slice(0, 100));
+    const cookie = await signedInCookie();
+    const page = await (await getPage(`/console/sessions/default/${sid}`, cookie)).text();
+    expect(page).toContain(`/console/sessions/default/${sid}/jobs/h1/output`);
+    expect(page).toContain(`full: ${whole.byteLength} bytes`);
+    const shown = await getPage(`/console/sessions/default/${sid}/jobs/h1/output`, cookie);
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(new Uint8Array(await shown.arrayBuffer())).toEqual(whole);
   });
 
   it("another tenant's token gets 404 for the output", async () => {

@@ -18,7 +18,7 @@ describe("service routes", () => {
     const schema = completion.requestBody.content["application/json"].schema;
     expect(schema.required).toEqual(["status", "exit_code", "output"]);
     expect(schema.properties.status.enum).toEqual(["completed", "failed", "killed", "lost"]);
-    expect(Object.keys(answer.body.paths)).toHaveLength(31);
+    expect(Object.keys(answer.body.paths)).toHaveLength(32);
     expect(answer.body.paths["/v1/ops/sessions/{tenant}/{sid}/redeliver"].post.security).toEqual([
       { operatorToken: [] },
     ]);

@@ -9,7 +9,7 @@ import {
   SHA256_HEX,
 } from "../../../shared/full-output";
 import { AUTHENTICATED, EVERY_ROUTE, problems } from "../schemas/problem";
-import { AGENT, CALLBACK, jobParams, json } from "./common";
+import { AGENT, CALLBACK, jobParams, json, OPERATOR, opsJobParams } from "./common";
 
 const tags = ["Exec jobs"];
 
@@ -68,6 +68,33 @@ export const getOutput = createRoute({
   security: AGENT,
   request: {
     params: jobParams,
+    headers: z.object({
+      range: z.string().optional().meta({ description: "`bytes=<first>-<last>`, one range" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "The whole output",
+      content: { "application/octet-stream": { schema: binary } },
+    },
+    206: {
+      description: "The bytes the range names",
+      content: { "application/octet-stream": { schema: binary } },
+    },
+    ...problems(...AUTHENTICATED, "job_expired", "range_not_satisfiable"),
+  },
+});
+
+export const opsGetOutput = createRoute({
+  method: "get",
+  path: "/v1/ops/sessions/{tenant}/{sid}/exec-jobs/{handle}/output",
+  operationId: "opsGetFullOutput",
+  tags: ["Operators"],
+  summary: "Read a job's full output, whole or by byte range (the console's link)",
+  description: "As the agent's `getFullOutput`, with an operator token.",
+  security: OPERATOR,
+  request: {
+    params: opsJobParams,
     headers: z.object({
       range: z.string().optional().meta({ description: "`bytes=<first>-<last>`, one range" }),
     }),
