@@ -32,6 +32,8 @@ import { Waiters } from "./waiters";
 export const newId = (prefix: string): string =>
   `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 const ARM_AGAIN_MS = 5_000;
+/** After a failed sweep of full outputs (R2 unreachable): the next try. */
+const SWEEP_RETRY_MS = 30_000;
 
 /** A decision that committed: its reply, and what the after-commit step has to do. */
 export interface Committed<T> {
@@ -316,12 +318,25 @@ export class Kernel {
    * deleted session, its storage goes too, so the object keeps nothing.
    */
   async sweepOutputs(): Promise<void> {
-    if (this.sweepDueAt === null || this.sweepDueAt > Date.now() || this.bucket === undefined)
+    if (this.sweepDueAt === null || this.sweepDueAt > Date.now()) return;
+    // Without the binding nothing was ever uploaded here; nothing to sweep, no alarm to spin.
+    if (this.bucket === undefined) {
+      this.sweepDueAt = null;
       return;
-    const more = await sweepBatches(this.sql, this.bucket, (run) =>
-      this.state.storage.transactionSync(run),
-    );
-    this.metered.settle();
+    }
+    let more: boolean;
+    try {
+      more = await sweepBatches(this.sql, this.bucket, (run) =>
+        this.state.storage.transactionSync(run),
+      );
+    } catch (error) {
+      // R2 failing must not hold back the session's own timers (deliveries, ceilings): later.
+      console.error(`output sweep failed: ${error instanceof Error ? error.name : "error"}`);
+      this.sweepDueAt = Date.now() + SWEEP_RETRY_MS;
+      return;
+    } finally {
+      this.metered.settle();
+    }
     this.sweepDueAt = more ? Date.now() + SWEEP_PAUSE_MS : null;
     if (!more && this.current === null && !hasSchema(this.sql)) {
       await this.state.storage.deleteAll();
