@@ -21,7 +21,7 @@ const SIZE = 200 * MIB;
 /** Deterministic and quick (~1 s): the test prints it again to know what the command printed. */
 const GENERATOR = `seq 1 30000000 | head -c ${SIZE}`;
 /** Long enough for the reads below; the purge comes after them. */
-const RETENTION_MS = 25_000;
+const RETENTION_MS = 35_000;
 
 const shaOf = (pipeline: string): string =>
   execFileSync("sh", ["-c", `${pipeline} | sha256sum`], { encoding: "utf8" }).split(" ")[0]!;

@@ -237,6 +237,12 @@ describe("full outputs", () => {
     const page = await (await getPage(`/console/sessions/default/${sid}`, cookie)).text();
     expect(page).toContain(`/console/sessions/default/${sid}/jobs/h1/output`);
     expect(page).toContain(`full: ${whole.byteLength} bytes`);
+    const jobPage = await (
+      await getPage(`/console/sessions/default/${sid}/jobs/h1`, cookie)
+    ).text();
+    // Relative to …/jobs/h1: it opens …/jobs/h1/output.
+    expect(jobPage).toContain('href="h1/output"');
+    expect(jobPage).toContain(fullOutput.sha256);
     const shown = await getPage(`/console/sessions/default/${sid}/jobs/h1/output`, cookie);
     expect(shown.status).toBe(200);
     expect(shown.headers.get("content-type")).toBe("text/plain; charset=utf-8");
