@@ -19,7 +19,7 @@ interface Seen {
 }
 
 /** exec-inbox's part and completion routes as a recorder: 201 for a part, 202 for a completion. */
-async function recorder() {
+async function recorder(completionAnswers: number[] = []) {
   const seen: Seen[] = [];
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
@@ -31,6 +31,14 @@ async function recorder() {
         bytes: Buffer.concat(chunks),
       });
       const part = incoming.method === "PUT";
+      const completion = incoming.url?.endsWith("/completion") === true;
+      const scripted = completion ? completionAnswers.shift() : undefined;
+      if (scripted === 409) {
+        outgoing
+          .writeHead(409, { "content-type": "application/problem+json" })
+          .end(JSON.stringify({ status: 409, code: "output_incomplete" }));
+        return;
+      }
       outgoing
         .writeHead(part ? 201 : 202, { "content-type": "application/json" })
         .end(part ? "{}" : JSON.stringify({ outcome: "accepted", generation: 1 }));
@@ -47,8 +55,13 @@ async function recorder() {
   };
 }
 
-async function runToCompletion(options: { maxFullOutputBytes?: number; cmd: string; dir: string }) {
-  const inbox = await recorder();
+async function runToCompletion(options: {
+  maxFullOutputBytes?: number;
+  cmd: string;
+  dir: string;
+  completionAnswers?: number[];
+}) {
+  const inbox = await recorder(options.completionAnswers);
   const stateDir = join(root, options.dir);
   const runner = new Runner({
     stateDir,
@@ -62,9 +75,14 @@ async function runToCompletion(options: { maxFullOutputBytes?: number; cmd: stri
   const started = await runner.table.execCommand({ cmd: options.cmd, yield_time_ms: 250 });
   const handle = started.session_id!;
   runner.arm(handle, inbox.url(handle), "token");
-  await waitUntil(async () => inbox.completion() !== undefined, 20_000);
+  const settled = (options.completionAnswers?.length ?? 0) + 1;
+  await waitUntil(
+    async () => inbox.seen.filter((r) => r.path.endsWith("/completion")).length >= settled,
+    20_000,
+  );
   await runner.idle();
-  const body = JSON.parse(inbox.completion()!.bytes.toString("utf8"));
+  const completions = inbox.seen.filter((r) => r.path.endsWith("/completion"));
+  const body = JSON.parse(completions.at(-1)!.bytes.toString("utf8"));
   const spoolLeft = existsSync(spoolPath(stateDir, handle));
   await runner.close();
   await inbox.close();
@@ -108,6 +126,22 @@ describe("the runner's spool of every command's output", () => {
       parts: parts.map((part) => ({ bytes: part.bytes.byteLength, sha256: sha(part.bytes) })),
     });
     expect(spoolLeft).toBe(false);
+  });
+
+  it("when exec-inbox says parts are missing, every part is sent again, then the completion", async () => {
+    const { seen, body } = await runToCompletion({
+      cmd: BIG,
+      dir: "resend",
+      completionAnswers: [409],
+    });
+    const calls = seen
+      .filter((request) => !request.path.endsWith("/heartbeat"))
+      .map((request) => `${request.method} ${request.path.split("/").slice(-1)[0]}`);
+    expect(calls).toEqual([
+      ...["PUT 0", "PUT 1", "PUT 2", "PUT 3", "POST completion"],
+      ...["PUT 0", "PUT 1", "PUT 2", "PUT 3", "POST completion"],
+    ]);
+    expect(body.full_output.bytes).toBe(1_000_000);
   });
 
   it("past RUNNER_MAX_FULL_OUTPUT_BYTES the completion carries head and tail only", async () => {
