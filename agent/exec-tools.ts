@@ -5,6 +5,7 @@ import { z } from "zod";
 import { type ExecInboxClient, ExecInboxError } from "../client";
 import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
 import { capText, outputBudget } from "../shared/output-budget";
+import { outputTools } from "./output-tools";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
 
@@ -101,8 +102,10 @@ async function lastKnown(ctx: ExecToolContext, handle: string, maxOutputTokens?:
   };
 }
 
+/** The exec tools, and the full-output tools beside them (output-tools.ts). */
 export function execTools(ctx: ExecToolContext) {
   return {
+    ...outputTools(ctx),
     exec_command: tool({
       description:
         "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",

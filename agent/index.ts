@@ -21,6 +21,7 @@ export {
   startExampleHost,
 } from "./example-host";
 export { type ExecToolContext, execTools } from "./exec-tools";
+export { type OutputToolContext, outputTools } from "./output-tools";
 export { isSessionGone, isTransient, retrying } from "./retry";
 export { ModelTurnError } from "./run-turns";
 export { RunnerClient, RunnerError } from "./runner-client";

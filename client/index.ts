@@ -126,6 +126,21 @@ export class ExecInboxClient extends Endpoint {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}`);
   }
 
+  /**
+   * A job's full output (contract §9), streamed: all of it, or `length` bytes from `offset`
+   * (206; fewer at the end). The body is the caller's to read; a 416 or 404 is thrown.
+   */
+  readFullOutput(
+    sessionId: string,
+    handle: string,
+    range?: { offset: number; length: number },
+  ): Promise<Response> {
+    const path = `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}/output`;
+    return range === undefined
+      ? this.stream(path)
+      : this.stream(path, { range: `bytes=${range.offset}-${range.offset + range.length - 1}` });
+  }
+
   /** Asks the runner, through its next heartbeat's answer, to end the job's command. */
   cancelJob(
     sessionId: string,

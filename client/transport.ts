@@ -92,4 +92,15 @@ export abstract class Endpoint {
   protected call<T>(method: string, path: string, body?: unknown): Promise<T> {
     return request<T>(this.fetcher, `${this.base}${path}`, this.token, method, body);
   }
+
+  /** A GET whose answer is bytes: the response itself, its body unread; a refusal is thrown. */
+  protected async stream(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    const response = await this.fetcher(
+      new Request(`${this.base}${path}`, {
+        headers: { authorization: `Bearer ${this.token}`, ...headers },
+      }),
+    );
+    if (!response.ok) throw new ExecInboxError(problemOf(response.status, await response.text()));
+    return response;
+  }
 }

@@ -35,6 +35,8 @@ const runner = new Runner({
   killGraceMs: settings.killGraceMs,
   retentionMs: settings.retentionMs,
   callbackGiveUpMs: settings.callbackGiveUpMs,
+  maxFullOutputBytes: settings.maxFullOutputBytes,
+  partBytes: settings.partBytes,
   launch: { sandbox, cgroups, stateDir: settings.stateDir },
 });
 runner.recover();

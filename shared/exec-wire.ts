@@ -1,6 +1,7 @@
 // The exec job's wire shapes the Worker shares with its callers: the command limit an agent checks
 // before reserving a job, and the completion body a runner sends. Validating requests is left to each program.
 import { z } from "zod";
+import { fullOutputBody } from "./full-output";
 
 export const MAX_COMMAND_BYTES = 8 * 1024;
 
@@ -41,6 +42,8 @@ export const completionBody = z
     output_bytes_total: z.int().min(0).optional(),
     ended_by: z.enum(ENDED_BY).optional(),
     observed: z.boolean().default(false),
+    /** The full output uploaded beside the result, by parts (shared/full-output.ts). */
+    full_output: fullOutputBody.optional(),
   })
   .superRefine((body, issues) => {
     const total = body.output_bytes_total;

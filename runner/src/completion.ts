@@ -9,11 +9,14 @@ export type CompletionBody = z.input<typeof completionBody>;
 export function completionFor(process: ManagedProcess, shuttingDown: boolean): CompletionBody {
   const exit = process.exit;
   const output = process.full.render();
+  // Only an output the completion cannot carry whole is uploaded: a small one costs nothing more.
+  const full = output.truncated ? process.fullOutput : null;
   const base = {
     output: output.text,
     output_truncated: output.truncated,
     output_bytes_total: output.totalBytes,
     observed: process.exitReported,
+    ...(full === null ? {} : { full_output: full }),
   };
   if (exit === null || exit.kind === "spawn_failed") {
     return { ...base, status: "failed", exit_code: null, ended_by: "process" };

@@ -30,6 +30,10 @@ type JournalRecord =
       heartbeat_timeout_ms?: number | null;
     }
   | { type: "result"; session_id: string; body: CompletionBody; at: number }
+  /** A part of the result's full output that exec-inbox took (201). */
+  | { type: "part"; session_id: string; index: number; at: number }
+  /** exec-inbox holds none of the parts it was sent (its completion said so): send them again. */
+  | { type: "parts_reset"; session_id: string; at: number }
   | {
       type: "done";
       session_id: string;
@@ -48,6 +52,8 @@ export interface PendingCallback {
   readonly since: number;
   readonly heartbeat_url?: string | null;
   readonly heartbeat_timeout_ms?: number | null;
+  /** Parts of the result's full output already uploaded (absent: none). */
+  readonly uploadedParts?: readonly number[];
 }
 
 /** Ids are reserved in blocks: one fsync per block, and a crash can only skip ids, never reuse one. */
@@ -147,6 +153,19 @@ export class Journal {
           });
         return;
       }
+      case "part": {
+        const pending = this.pendingById.get(record.session_id);
+        if (pending) {
+          const parts = new Set(pending.uploadedParts ?? []).add(record.index);
+          this.pendingById.set(record.session_id, { ...pending, uploadedParts: [...parts] });
+        }
+        return;
+      }
+      case "parts_reset": {
+        const pending = this.pendingById.get(record.session_id);
+        if (pending) this.pendingById.set(record.session_id, { ...pending, uploadedParts: [] });
+        return;
+      }
       case "done":
         this.pendingById.delete(record.session_id);
         return;
@@ -157,7 +176,7 @@ export class Journal {
   private compact(): void {
     const lines: JournalRecord[] = [{ type: "ids", through: this.reservedThrough, at: Date.now() }];
     for (const pending of this.pendingById.values()) {
-      const { sessionId, url, token, command, body, since, ...liveness } = pending;
+      const { sessionId, url, token, command, body, since, uploadedParts, ...liveness } = pending;
       lines.push({
         type: "armed",
         session_id: sessionId,
@@ -168,6 +187,9 @@ export class Journal {
         ...liveness,
       });
       if (body !== null) lines.push({ type: "result", session_id: sessionId, body, at: since });
+      for (const index of uploadedParts ?? []) {
+        lines.push({ type: "part", session_id: sessionId, index, at: since });
+      }
     }
     const next = `${this.file}.next`;
     const fd = openSync(next, "w", 0o600);

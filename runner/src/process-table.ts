@@ -2,6 +2,7 @@
 // write stdin, kill, and keep an exited process readable until it is pruned. Reporting exits to
 // exec-inbox, and deciding when a process may be pruned, is left to the runner.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import type { FullOutputBody } from "../../shared/full-output";
 import { outputBudget } from "../../shared/output-budget";
 import { removeWhenEmpty } from "./cgroup";
 import { childEnvironment } from "./child-env";
@@ -9,6 +10,7 @@ import { type Exit, exitOf } from "./exit-status";
 import { embeddedPlan, type LaunchPlan, launch } from "./launch";
 import { type LimitHit, limitPassed, watchLimits } from "./limit-watch";
 import { OutputBuffer } from "./output-buffer";
+import { OutputSpool, removeSpool, spoolPath } from "./output-spool";
 import { endSession } from "./process-group";
 
 export const MAX_LIVE_PROCESSES = 64;
@@ -51,6 +53,10 @@ export interface ManagedProcess {
   unread: OutputBuffer;
   /** The first limit the command passed; the runner ended it for that. */
   limitHit: LimitHit | null;
+  /** The whole output on disk while the command runs (null when the table spools none). */
+  readonly spool: OutputSpool | null;
+  /** Once it exited: the whole output the spool holds, by parts; null when there is none. */
+  fullOutput: FullOutputBody | null;
 }
 
 export class TooManyProcesses extends Error {}
@@ -65,6 +71,8 @@ interface ProcessTableOptions {
   readonly killGraceMs?: number;
   /** Sandbox, limits and cgroups (default: bwrap where it works, default limits, no cgroups). */
   readonly launch?: Omit<LaunchPlan, "env">;
+  /** Spool each command's whole output to `dir` (at most `maxBytes`, in parts of `partBytes`). */
+  readonly spool?: { readonly dir: string; readonly maxBytes: number; readonly partBytes: number };
 }
 
 const exitCodeOf = (exit: Exit): number | null => (exit.kind === "exited" ? exit.exitCode : null);
@@ -76,6 +84,7 @@ export class ProcessTable {
   private readonly env: Record<string, string>;
   private readonly killGraceMs: number;
   private readonly plan: LaunchPlan;
+  private readonly spool: ProcessTableOptions["spool"];
   private closed = false;
 
   constructor(options: ProcessTableOptions = {}) {
@@ -84,6 +93,7 @@ export class ProcessTable {
     this.env = options.env ?? childEnvironment(process.env);
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.plan = { ...(options.launch ?? embeddedPlan()), env: this.env };
+    this.spool = options.spool;
   }
 
   get sandboxed(): boolean {
@@ -115,7 +125,10 @@ export class ProcessTable {
 
   /** Forgets an exited process and its output; a later call for its id is not found. */
   remove(sessionId: string): void {
-    if (this.processes.get(sessionId)?.exit !== null) this.processes.delete(sessionId);
+    const process = this.processes.get(sessionId);
+    if (process?.exit === null) return;
+    if (process?.spool) removeSpool(process.spool.path);
+    this.processes.delete(sessionId);
   }
 
   start(
@@ -153,11 +166,21 @@ export class ProcessTable {
       killRequested: false,
       finalAnswer: null,
       limitHit: null,
+      spool:
+        this.spool === undefined
+          ? null
+          : new OutputSpool(
+              spoolPath(this.spool.dir, sessionId),
+              this.spool.maxBytes,
+              this.spool.partBytes,
+            ),
+      fullOutput: null,
       child,
       exited: new Promise<Exit>((resolve) => {
         const collect = (chunk: Buffer) => {
           managed.full.append(chunk);
           managed.unread.append(chunk);
+          managed.spool?.append(chunk);
           if (managed.full.totalBytes > limits.outputBytes) limitReached("output_limit");
         };
         child.stdout.on("data", collect);
@@ -180,6 +203,7 @@ export class ProcessTable {
           );
         }
         removeWhenEmpty(cgroup);
+        managed.fullOutput = managed.spool?.finish() ?? null;
         managed.exit = exit;
         managed.endedAt = Date.now();
         for (const listener of this.exitListeners) listener(managed);

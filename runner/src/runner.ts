@@ -6,6 +6,13 @@ import { type CompletionBody, completionFor, lostCompletion } from "./completion
 import { Heartbeats, type Liveness } from "./heartbeats";
 import { Journal, type PendingCallback } from "./journal";
 import { embeddedPlan, type LaunchPlan } from "./launch";
+import {
+  DEFAULT_MAX_FULL_OUTPUT_BYTES,
+  DEFAULT_PART_BYTES,
+  removeSpool,
+  spoolPath,
+} from "./output-spool";
+import { uploadParts } from "./part-uploader";
 import { type ManagedProcess, ProcessTable } from "./process-table";
 
 interface RunnerOptions {
@@ -23,6 +30,10 @@ interface RunnerOptions {
   readonly launch?: Omit<LaunchPlan, "env">;
   /** First retry of a failed heartbeat (default 1 s). */
   readonly heartbeatRetryBaseMs?: number;
+  /** RUNNER_MAX_FULL_OUTPUT_BYTES: past this a command's whole output is not kept (default 1 GiB). */
+  readonly maxFullOutputBytes?: number;
+  /** The size of an uploaded part of a full output (default 16 MiB). */
+  readonly partBytes?: number;
 }
 
 interface Armed {
@@ -54,6 +65,11 @@ export class Runner {
       env: options.childEnv ?? childEnvironment(process.env),
       killGraceMs: options.killGraceMs,
       launch: options.launch ?? embeddedPlan(options.stateDir),
+      spool: {
+        dir: options.stateDir,
+        maxBytes: options.maxFullOutputBytes ?? DEFAULT_MAX_FULL_OUTPUT_BYTES,
+        partBytes: options.partBytes ?? DEFAULT_PART_BYTES,
+      },
     });
     if (options.launch === undefined && !this.table.sandboxed) {
       this.log("warning: bwrap does not work here; commands run WITHOUT a sandbox");
@@ -144,6 +160,9 @@ export class Runner {
     const armed = this.armed.get(process.sessionId);
     if (armed === undefined || this.inFlight.has(process.sessionId)) return;
     const body = this.recordResult(process.sessionId, completionFor(process, this.shuttingDown));
+    // The completion carries the whole output: the spool is not needed.
+    if (body.full_output === undefined)
+      removeSpool(spoolPath(this.options.stateDir, process.sessionId));
     this.dispatch(
       {
         sessionId: process.sessionId,
@@ -168,19 +187,7 @@ export class Runner {
     body: CompletionBody,
     timeoutMs: number | null = null,
   ): void {
-    const cap = this.options.maxDelayMs ?? 30_000;
-    const sending = sendCompletion(
-      { ...target, body },
-      {
-        log: this.log,
-        baseDelayMs: this.options.baseDelayMs,
-        maxDelayMs: timeoutMs === null ? cap : Math.min(cap, Math.floor(timeoutMs / 3)),
-        // An attempt stuck on a half-open connection would outlast the timeout as surely.
-        ...(timeoutMs === null ? {} : { attemptTimeoutMs: Math.floor(timeoutMs / 3) }),
-        giveUpMs: this.options.callbackGiveUpMs,
-      },
-      this.stopping.signal,
-    ).then((outcome) => {
+    const sending = this.uploadThenSend(target, body, timeoutMs).then((outcome) => {
       if (outcome.kind === "stopped") return outcome;
       // Parked before `done` is journaled: a crash between the two resends rather than loses it.
       if (outcome.kind === "abandoned") {
@@ -194,9 +201,85 @@ export class Runner {
         at: Date.now(),
       });
       this.settledAt.set(target.sessionId, Date.now());
+      removeSpool(spoolPath(this.options.stateDir, target.sessionId));
       return outcome;
     });
     this.inFlight.set(target.sessionId, sending);
+  }
+
+  /**
+   * A result with a full output: its parts go first (each journaled, so a restart sends only the
+   * rest), then the completion that names them. When exec-inbox answers that parts are missing,
+   * all are sent again; a spool that is gone or spoiled leaves the completion without one.
+   */
+  private async uploadThenSend(
+    target: PendingCallback,
+    body: CompletionBody,
+    timeoutMs: number | null,
+  ): Promise<SendOutcome> {
+    let current = body;
+    let uploaded = new Set(target.uploadedParts ?? []);
+    for (let round = 1; ; round += 1) {
+      const full = current.full_output;
+      if (full !== undefined) {
+        const outcome = await uploadParts(
+          { ...target, full, spool: spoolPath(this.options.stateDir, target.sessionId) },
+          uploaded,
+          (index) =>
+            this.journal.append({
+              type: "part",
+              session_id: target.sessionId,
+              index,
+              at: Date.now(),
+            }),
+          {
+            log: this.log,
+            baseDelayMs: this.options.baseDelayMs,
+            maxDelayMs: this.options.maxDelayMs,
+            alive: () => this.stillAlive(target),
+          },
+          this.stopping.signal,
+        );
+        if (outcome.kind === "stopped") return { kind: "stopped" };
+        if (outcome.kind === "unusable") {
+          this.log(`output ${target.sessionId}: ${outcome.reason}; completing without it`);
+          const { full_output: _dropped, ...rest } = current;
+          current = rest;
+        }
+      }
+      const sent = await this.send(target, current, timeoutMs);
+      if (sent.kind !== "refused" || sent.code !== "output_incomplete" || round >= 3) return sent;
+      this.journal.append({ type: "parts_reset", session_id: target.sessionId, at: Date.now() });
+      uploaded = new Set();
+    }
+  }
+
+  private send(target: PendingCallback, body: CompletionBody, timeoutMs: number | null) {
+    const cap = this.options.maxDelayMs ?? 30_000;
+    return sendCompletion(
+      { ...target, body },
+      {
+        log: this.log,
+        baseDelayMs: this.options.baseDelayMs,
+        maxDelayMs: timeoutMs === null ? cap : Math.min(cap, Math.floor(timeoutMs / 3)),
+        // An attempt stuck on a half-open connection would outlast the timeout as surely.
+        ...(timeoutMs === null ? {} : { attemptTimeoutMs: Math.floor(timeoutMs / 3) }),
+        giveUpMs: this.options.callbackGiveUpMs,
+      },
+      this.stopping.signal,
+    );
+  }
+
+  /** Between parts: one heartbeat, so a long upload does not make the job look silent. */
+  private async stillAlive(target: PendingCallback): Promise<void> {
+    const url = target.url.replace(/\/completion\/?$/, "/heartbeat");
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${target.token}`, "content-type": "application/json" },
+      body: "{}",
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.body?.cancel();
   }
 
   /** Settles when every callback started so far has been delivered, refused or stopped. */

@@ -1,7 +1,9 @@
 // Reads the runner's settings from its environment and refuses unsafe ones before anything starts.
 // Printing the refusal and exiting is left to main.ts.
 import { join } from "node:path";
+import { MAX_PART_BYTES } from "../../shared/full-output";
 import { type BwrapProbe, probeBwrap } from "./bwrap";
+import { DEFAULT_MAX_FULL_OUTPUT_BYTES, DEFAULT_PART_BYTES } from "./output-spool";
 import { readSandboxSettings, type SandboxSettings } from "./sandbox-settings";
 
 export const DEV_RUNNER_TOKEN = "dev-runner-token";
@@ -19,6 +21,10 @@ interface RunnerSettings {
   readonly killGraceMs: number;
   /** How long a doubtful refusal (401, 404, 422…) is retried before the result is parked. */
   readonly callbackGiveUpMs: number;
+  /** A command's whole output is spooled up to this many bytes; past it only head and tail stay. */
+  readonly maxFullOutputBytes: number;
+  /** Parts of an uploaded full output (at most 64 MiB, exec-inbox's part limit). */
+  readonly partBytes: number;
   readonly sandbox: SandboxSettings;
 }
 
@@ -80,7 +86,16 @@ export function readSettings(
     retentionMs: positiveInt(env, "RUNNER_RETENTION_MS", HOUR),
     killGraceMs: positiveInt(env, "RUNNER_KILL_GRACE_MS", 2000),
     callbackGiveUpMs: positiveInt(env, "RUNNER_CALLBACK_GIVE_UP_MS", 24 * HOUR),
+    maxFullOutputBytes: positiveInt(
+      env,
+      "RUNNER_MAX_FULL_OUTPUT_BYTES",
+      DEFAULT_MAX_FULL_OUTPUT_BYTES,
+    ),
+    partBytes: positiveInt(env, "RUNNER_OUTPUT_PART_BYTES", DEFAULT_PART_BYTES),
   };
+  if (typeof numbers.partBytes === "number" && numbers.partBytes > MAX_PART_BYTES) {
+    return { ok: false, error: `RUNNER_OUTPUT_PART_BYTES is at most ${MAX_PART_BYTES}` };
+  }
   const invalid = Object.values(numbers).find((value) => typeof value === "string");
   if (typeof invalid === "string") return { ok: false, error: invalid };
   const sandbox = readSandboxSettings(env, stateBase(env, home), isLoopback(host), probe);

@@ -43,6 +43,30 @@ export async function operatorCall<T>(
   return { ok: false, status: response.status, message: problemMessage(response.status, text) };
 }
 
+/**
+ * A full output from its /v1/ops route, as bytes the browser shows as text: streamed through,
+ * never read here. A refusal comes back as the API's problem, for the page to word.
+ */
+export async function operatorStream(
+  app: Hono<AppEnv>,
+  c: ConsoleContext,
+  token: string,
+  path: string,
+): Promise<Response> {
+  const range = c.req.header("range");
+  const request = new Request(new URL(path, c.req.url), {
+    headers: { authorization: `Bearer ${token}`, ...(range === undefined ? {} : { range }) },
+  });
+  const response = await app.fetch(request, c.env, executionContextOf(c));
+  if (!response.ok) return response;
+  const headers = new Headers({ "content-type": "text/plain; charset=utf-8" });
+  for (const name of ["content-range", "accept-ranges", "etag"]) {
+    const value = response.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  return new Response(response.body, { status: response.status, headers });
+}
+
 /** "Invalid transition: no failed resume to redeliver (409 invalid_transition)". */
 function problemMessage(status: number, body: string): string {
   try {

@@ -16,7 +16,7 @@ import {
 } from "./console-sessions";
 import { Page } from "./layout";
 import { ListPage, listHref, sessionHref } from "./list-page";
-import { operatorCall, segment } from "./operator-api";
+import { operatorCall, operatorStream, segment } from "./operator-api";
 import {
   type ConsoleContext,
   type ConsoleEnv,
@@ -129,6 +129,13 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
       />
     );
     return render(c, answer.ok ? 200 : answer.status, handle, body);
+  });
+
+  // The full output, as text in the browser (ranges pass through).
+  app.get(`${SESSION}/jobs/:handle/output`, async (c) => {
+    const { tenant, sid, handle } = sessionParams(c);
+    const path = `${apiBase(tenant, sid)}/exec-jobs/${segment(handle)}/output`;
+    return operatorStream(api, c, c.var.operator, path);
   });
 
   for (const prefix of [SESSION, `${SESSION}/jobs/:handle`]) {

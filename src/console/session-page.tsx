@@ -233,7 +233,14 @@ const Jobs: FC<{ base: string; jobs: readonly JobSummaryView[]; now: number }> =
               </td>
               <td>
                 {job.status !== "running" ? (
-                  <a href={jobBase}>{job.output_bytes_total} bytes</a>
+                  <>
+                    <a href={jobBase}>{job.output_bytes_total} bytes</a>
+                    {job.full_output === null ? null : (
+                      <div>
+                        <a href={`${jobBase}/output`}>full: {job.full_output.bytes} bytes</a>
+                      </div>
+                    )}
+                  </>
                 ) : job.progress === null ? (
                   <Dash />
                 ) : (

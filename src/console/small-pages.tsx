@@ -96,7 +96,24 @@ export const JobPage: FC<{
           <dt>Output</dt>
           <dd>
             {job.output_bytes_total} bytes
-            {job.output_truncated ? " (truncated by the runner: only the tail was kept)" : ""}
+            {job.output_truncated
+              ? job.full_output === null
+                ? " (truncated by the runner: only the tail was kept)"
+                : " (head and tail below)"
+              : ""}
+          </dd>
+          <dt>Full output</dt>
+          <dd>
+            {job.full_output === null ? (
+              <span class="muted">none uploaded</span>
+            ) : (
+              <>
+                <a href={`${encodeURIComponent(job.handle)}/output`}>
+                  {job.full_output.bytes} bytes
+                </a>{" "}
+                <span class="muted mono">sha256 {job.full_output.sha256}</span>
+              </>
+            )}
           </dd>
         </dl>
         <h2>Output</h2>

@@ -31,6 +31,8 @@ export interface Config {
   readonly resumeMaxAttempts: number;
   readonly resumeClaimTimeoutMs: number;
   readonly maxOutputBytes: number;
+  /** MAX_FULL_OUTPUT_BYTES: the largest full output a completion may name (its parts in R2). */
+  readonly maxFullOutputBytes: number;
   readonly auditMaxEvents: number;
   readonly auditRetentionMs: number;
   /** HEARTBEAT_TIMEOUT_MS: the liveness timeout of a reservation that names none (null: none). */
@@ -43,6 +45,7 @@ const DEFAULTS = {
   resumeMaxAttempts: 12,
   resumeClaimTimeoutMs: 10 * 60 * 1000,
   maxOutputBytes: 256 * 1024,
+  maxFullOutputBytes: 1024 * 1024 * 1024,
   auditMaxEvents: 1000,
   auditRetentionMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
@@ -62,6 +65,7 @@ type SettingName =
   | "RESUME_MAX_ATTEMPTS"
   | "RESUME_CLAIM_TIMEOUT_MS"
   | "MAX_OUTPUT_BYTES"
+  | "MAX_FULL_OUTPUT_BYTES"
   | "AUDIT_MAX_EVENTS"
   | "AUDIT_RETENTION_MS"
   | "HEARTBEAT_TIMEOUT_MS"
@@ -189,6 +193,7 @@ export function readConfig(vars: Vars): Config {
       DEFAULTS.resumeClaimTimeoutMs,
     ),
     maxOutputBytes: positiveInt(vars, "MAX_OUTPUT_BYTES", DEFAULTS.maxOutputBytes),
+    maxFullOutputBytes: positiveInt(vars, "MAX_FULL_OUTPUT_BYTES", DEFAULTS.maxFullOutputBytes),
     auditMaxEvents: positiveInt(vars, "AUDIT_MAX_EVENTS", DEFAULTS.auditMaxEvents),
     auditRetentionMs: positiveInt(vars, "AUDIT_RETENTION_MS", DEFAULTS.auditRetentionMs),
     heartbeatTimeoutMs: heartbeat.value,

@@ -79,6 +79,8 @@ export type Write =
   | { readonly type: "mark_acked"; readonly ids: readonly string[]; readonly ackedAt: number }
   /** A running job's liveness moved (a heartbeat, a grace, a cancel request): one row. */
   | { readonly type: "update_liveness"; readonly job: Extract<Job, { result: null }> }
+  /** A running job takes `bytes` more of full-output parts (full-output.ts): its tally moves. */
+  | { readonly type: "add_uploaded_bytes"; readonly handle: string; readonly bytes: number }
   /** Retention over every row, loaded or not: jobs and acks at or before `horizon` go. */
   | { readonly type: "purge_before"; readonly horizon: number; readonly now: number };
 

@@ -9,7 +9,7 @@ import { hasBacklogRoom } from "./inbox";
 import { deadlineFrom, earliest } from "./liveness-time";
 import { completionEnvelope } from "./messages";
 import { own } from "./records";
-import type { Job, JobResult, Session } from "./state";
+import type { FullOutput, Job, JobResult, Session } from "./state";
 import { sessionStatus } from "./state";
 import { type Disposition, wakeForResult } from "./wake";
 
@@ -135,13 +135,25 @@ export type CompletionReply =
   | { outcome: "accepted"; generation: number; disposition: Disposition }
   | { outcome: "duplicate"; generation: number };
 
+/** Two completions name the same full output (or both none). */
+const sameFullOutput = (a?: FullOutput, b?: FullOutput): boolean =>
+  a === undefined || b === undefined
+    ? a === b
+    : a.bytes === b.bytes &&
+      a.sha256 === b.sha256 &&
+      a.parts.length === b.parts.length &&
+      a.parts.every(
+        (part, i) => part.sha256 === b.parts[i]?.sha256 && part.bytes === b.parts[i]?.bytes,
+      );
+
 const sameResult = (a: JobResult, b: JobResult): boolean =>
   a.status === b.status &&
   a.exitCode === b.exitCode &&
   a.output === b.output &&
   a.outputTruncated === b.outputTruncated &&
   a.outputBytesTotal === b.outputBytesTotal &&
-  a.endedBy === b.endedBy;
+  a.endedBy === b.endedBy &&
+  sameFullOutput(a.fullOutput, b.fullOutput);
 
 /**
  * The job a callback token names. A token carries its reservation's `seq`: a job that is gone, or

@@ -137,6 +137,16 @@ export interface JobResult {
   /** `operator`: an operator marked the job lost (never sent by a runner). */
   /** `heartbeat_timeout`: the runner fell silent past the job's timeout (liveness.ts). */
   readonly endedBy: EndedBy | "operator" | "heartbeat_timeout" | null;
+  /** The full output the completion named, its parts in R2 (full-output.ts); absent: none. */
+  readonly fullOutput?: FullOutput;
+}
+
+/** A full output's reference: the session keeps this, the bytes live in R2 (full-output.ts). */
+export interface FullOutput {
+  readonly bytes: number;
+  readonly sha256: string;
+  /** In order: part `i` starts after the bytes of the parts before it. */
+  readonly parts: readonly { readonly bytes: number; readonly sha256: string }[];
 }
 
 interface JobFields {
@@ -159,6 +169,8 @@ interface JobFields {
   readonly progress: Progress | null;
   /** The agent or an operator asked the runner to end the command (the next heartbeat says so). */
   readonly cancelRequested: boolean;
+  /** Bytes of full-output parts accepted for upload so far, re-sends included; absent: none. */
+  readonly uploadedBytes?: number;
 }
 
 export interface Progress {

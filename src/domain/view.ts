@@ -36,6 +36,10 @@ export function jobView(job: Job) {
             at: iso(job.progress.at),
           },
     cancel_requested: job.cancelRequested,
+    full_output:
+      result?.fullOutput === undefined
+        ? null
+        : { bytes: result.fullOutput.bytes, sha256: result.fullOutput.sha256 },
   };
 }
 

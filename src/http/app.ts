@@ -10,11 +10,12 @@ import { consoleHeaders } from "../console/security-headers";
 import { readConfig } from "../domain/config";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
-import { CALLBACK_PATH, jobRoutes } from "./jobs";
+import { isCallbackRequest, jobRoutes, PART_PATH } from "./jobs";
 import { allowedMethods } from "./methods";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
+import { outputRoutes } from "./outputs";
 import { refusalDetail } from "./refusals";
 import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
@@ -29,7 +30,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   // Every route refuses a declared oversized body before anything parses it.
   app.use("*", async (c, next) => {
-    if (Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) {
+    // A full output's part streams to R2: its route holds it to its own limit (64 MiB).
+    const isPart = c.req.method === "PUT" && PART_PATH.test(c.req.path);
+    if (!isPart && Number(c.req.header("content-length") ?? "0") > MAX_BODY_BYTES) {
       const read = await readBodyBytes(c.req.raw);
       return read.ok ? problem("payload_too_large", "request body too large") : read.response;
     }
@@ -52,7 +55,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
     if (c.req.header("authorization")?.includes(",")) {
       return problem("unauthorized", "more than one Authorization credential: send exactly one");
     }
-    if (c.req.method === "POST" && CALLBACK_PATH.test(c.req.path)) return next();
+    if (isCallbackRequest(c.req.method, c.req.path)) return next();
     const token = bearerToken(c.req.header("authorization"));
     // Operators and agents hold different tokens: neither opens the other's routes.
     if (c.req.path.startsWith("/v1/ops/")) {
@@ -71,6 +74,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   sessionRoutes(app);
   runRoutes(app);
   jobRoutes(app);
+  outputRoutes(app);
   inboxRoutes(app);
   opsRoutes(app);
   opsIndexRoutes(app);

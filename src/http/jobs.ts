@@ -6,14 +6,22 @@ import { problem } from "../../shared/problem";
 import { bearerToken } from "../auth/agent-token";
 import { verifyCallbackToken } from "../auth/callback-token";
 import { tokenKind } from "../auth/token-kind";
+import { jobPrefix } from "../domain/full-output";
 import { utf8Bytes } from "../domain/text";
 import { type AppContext, type AppEnv, sessionStub, tenantSessionStub } from "./context";
+import { checkFullOutput } from "./full-output-check";
 import { refusalDetail } from "./refusals";
 import * as routes from "./routes/jobs";
 import { answer, serve } from "./serve";
 
 /** The runner's routes: they take the job's callback token, not an agent token. */
 export const CALLBACK_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/(completion|heartbeat)\/?$/;
+/** The runner's part upload (PUT): a callback route whose body may be far past 2 MiB. */
+export const PART_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/output\/parts\/[^/]+\/?$/;
+
+/** Whether a request is the runner's, with a callback token instead of an agent token. */
+export const isCallbackRequest = (method: string, path: string): boolean =>
+  (method === "POST" && CALLBACK_PATH.test(path)) || (method === "PUT" && PART_PATH.test(path));
 
 function callbackUrl(c: AppContext, sessionId: string, handle: string, route: string): string {
   const base = (c.var.config.publicBaseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, "");
@@ -21,7 +29,7 @@ function callbackUrl(c: AppContext, sessionId: string, handle: string, route: st
 }
 
 /** The callback token is checked before the body is read: a stranger learns nothing from a 422. */
-const callbackToken: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const callbackToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   const claims = verifyCallbackToken(token ?? "", c.var.config.callbackSecrets);
   // A valid token of another job or session is refused like a forged one; only the detail says so.
@@ -92,7 +100,34 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
         );
       }
       // The token names the tenant: the same path in another tenant is another session.
-      const result = await tenantSessionStub(c.env, claims.tenant, sid).complete({
+      const stub = tenantSessionStub(c.env, claims.tenant, sid);
+      const full = completion.full_output;
+      if (full !== undefined) {
+        if (claims.seq === null) {
+          return problem(
+            "invalid_request",
+            "full_output needs a callback token from a reservation made since revision 2: reserve the job again",
+          );
+        }
+        const prefix = jobPrefix({
+          tenant: claims.tenant,
+          sessionId: sid,
+          lifetime: claims.lifetime,
+          handle,
+          seq: claims.seq,
+        });
+        const refused = await checkFullOutput(c.env, prefix, full, c.var.config.maxFullOutputBytes);
+        if (refused !== null) {
+          // Parts of an ended lifetime or a purged job are gone: the runner must stop, not re-send.
+          const fence = await stub.callbackFence({
+            lifetime: claims.lifetime,
+            handle,
+            tokenSeq: claims.seq,
+          });
+          return fence.ok ? refused : problem(fence.code, fence.detail);
+        }
+      }
+      const result = await stub.complete({
         lifetime: claims.lifetime,
         handle,
         tokenSeq: claims.seq,
@@ -104,6 +139,7 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
           outputTruncated: completion.output_truncated,
           outputBytesTotal: completion.output_bytes_total ?? outputBytes,
           endedBy: completion.ended_by ?? null,
+          ...(full === undefined ? {} : { fullOutput: full }),
         },
       });
       if (!result.ok) return problem(result.code, result.detail);

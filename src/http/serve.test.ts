@@ -18,6 +18,7 @@ const summary: JobSummaryView = {
   last_heartbeat_at: null,
   progress: null,
   cancel_requested: false,
+  full_output: null,
 };
 const job: JobView = { ...summary, output: "" };
 

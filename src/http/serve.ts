@@ -117,14 +117,17 @@ export function serve<R extends RouteConfig>(
   app: OpenAPIHono<AppEnv>,
   route: R,
   handler: (c: RouteContext<R>) => Promise<Response> | Response,
-  options: { before?: MiddlewareHandler<AppEnv>[] } = {},
+  /** `rawBody`: the handler streams the body itself (a full output's part), no JSON reader. */
+  options: { before?: MiddlewareHandler<AppEnv>[]; rawBody?: boolean } = {},
 ): void {
   const middleware: MiddlewareHandler<AppEnv>[] = [...(options.before ?? [])];
   const params = route.request?.params;
   if (params !== undefined) middleware.push(pathCheck(params as z.ZodType));
   if (route.request?.query !== undefined) middleware.push(singleQueryValues);
   const body = route.request?.body;
-  if (body !== undefined) middleware.push(bodyFirst(body.required !== true));
+  if (body !== undefined && options.rawBody !== true) {
+    middleware.push(bodyFirst(body.required !== true));
+  }
   // zod-openapi would type each handler's Response by status; ours are checked by `answer`.
   app.openapi({ ...route, middleware }, handler as never);
 }

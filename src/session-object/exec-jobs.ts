@@ -4,10 +4,13 @@
 import { tokenForReservation } from "../auth/callback-token";
 import { heartbeatTimeoutFor } from "../domain/config";
 import { fail, type Result } from "../domain/errors";
+import { jobPrefix, partUploadRule, type UploadCmd } from "../domain/full-output";
 import {
   type CompleteCmd,
   type CompletionReply,
+  callbackJob,
   completionRule,
+  jobAndTombstone,
   pullJob,
   pullNeeds,
   reserveRule,
@@ -20,6 +23,7 @@ import {
   heartbeatRule,
   refusalIsHeartbeat,
 } from "../domain/liveness";
+import type { FullOutput } from "../domain/state";
 import { type JobSummaryView, type JobView, jobSummaryView, jobView } from "../domain/view";
 import { type Kernel, newId } from "./kernel";
 import * as store from "./store";
@@ -95,3 +99,56 @@ export function heartbeat(k: Kernel, cmd: HeartbeatCmd): Result<HeartbeatReply> 
 
 export const cancel = (k: Kernel, cmd: { handle: string }): Result<{ cancel_requested: true }> =>
   run(k, cancelRule("agent"), cmd);
+
+/**
+ * Before a full-output part streams to R2: the job's tally takes it (one row), and the answer is
+ * the job's prefix. Nothing follows the commit: no timer, wake or index entry moves.
+ */
+export function acceptPart(
+  k: Kernel,
+  cmd: Omit<UploadCmd, "maxBytes">,
+): Result<{ prefix: string }> {
+  const committed = k.execute(partUploadRule, {
+    ...cmd,
+    maxBytes: 2 * k.config.maxFullOutputBytes,
+  });
+  return committed.ok ? { ok: true, value: { prefix: committed.value } } : committed;
+}
+
+/**
+ * Whether a callback token's job still stands (a read): after a part landed in R2, a job that
+ * was purged or a lifetime that ended meanwhile means the part must go again.
+ */
+export function callbackFence(
+  k: Kernel,
+  cmd: { lifetime: string; handle: string; tokenSeq: number | null },
+): Result<null> {
+  const core = k.core;
+  const session =
+    core === null || core.lifetime !== cmd.lifetime
+      ? null
+      : k.load(core, jobAndTombstone(cmd.handle, cmd.tokenSeq === null, false), Date.now()).session;
+  const found = callbackJob(session, cmd);
+  return found.ok ? { ok: true, value: null } : found;
+}
+
+/** The full output of a job and where its parts are: for the agent's ranged read. */
+export function fullOutput(
+  k: Kernel,
+  cmd: { handle: string },
+): Result<{ prefix: string; output: FullOutput }> {
+  const core = k.core;
+  if (core === null) return fail("not_found", "no such session");
+  const job = pullJob(k.load(core, pullNeeds(cmd.handle), Date.now()).session, cmd.handle);
+  if (!job.ok) return job;
+  const output = job.value.result?.fullOutput;
+  if (output === undefined) return fail("not_found", `job ${cmd.handle} has no full output`);
+  const prefix = jobPrefix({
+    tenant: core.tenant,
+    sessionId: core.id,
+    lifetime: core.lifetime,
+    handle: job.value.handle,
+    seq: job.value.seq,
+  });
+  return { ok: true, value: { prefix, output } };
+}

@@ -17,6 +17,7 @@ import type {
 } from "../domain/decision";
 import { DELIVERY_TIMEOUT_MS, nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
+import { lifetimePrefix } from "../domain/full-output";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
 import { resumeNextAttemptAt, type Session } from "../domain/state";
 import { DEFAULT_TENANT } from "../domain/tenants";
@@ -26,6 +27,13 @@ import { AuditStore } from "./audit-store";
 import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
 import { hasSchema, migrate } from "./migrations";
+import {
+  keepPrefixes,
+  prefixesToKeep,
+  SWEEP_PAUSE_MS,
+  sweepBatches,
+  sweepPending,
+} from "./output-sweep";
 import { wakeBinding } from "./resume-binding";
 import { postResume } from "./resume-webhook";
 import { serviceUpSince } from "./service-clock";
@@ -35,6 +43,8 @@ import { Waiters } from "./waiters";
 export const newId = (prefix: string): string =>
   `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 const ARM_AGAIN_MS = 5_000;
+/** After a failed sweep of full outputs (R2 unreachable): the next try. */
+const SWEEP_RETRY_MS = 30_000;
 
 /** A decision that committed: its reply, and what the after-commit step has to do. */
 export interface Committed<T> {
@@ -90,12 +100,17 @@ export class Kernel {
   /** When the POSTs on the wire must have ended (each is bounded by the delivery timeout). */
   private wireUntil = 0;
   private readonly metered: { sql: SqlStorage; settle(): void };
+  /** Where full outputs live (wrangler.toml `OUTPUTS`); absent, no part can be uploaded. */
+  readonly bucket: R2Bucket | undefined;
+  /** When the alarm next sweeps full outputs that outlived their rows (output-sweep.ts). */
+  private sweepDueAt: number | null = null;
 
   constructor(
     private readonly state: DurableObjectState,
     env: Env,
   ) {
     this.config = readConfig(env);
+    this.bucket = env.OUTPUTS;
     this.wake = (binding, payload) => wakeBinding(env, binding, payload);
     this.audit = new AuditStore(this.config);
     this.physicalAlarm = new PhysicalAlarm(state.storage);
@@ -112,8 +127,15 @@ export class Kernel {
   async start(): Promise<void> {
     serviceUpSince();
     const { storage } = this.state;
-    // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
-    if (!hasSchema(storage.sql)) return;
+    // An id never created (or deleted) gets no schema: a 404 leaves no storage behind. A deleted
+    // session may still have full outputs to sweep: the alarm goes on with them.
+    if (!hasSchema(storage.sql)) {
+      if (sweepPending(storage.sql)) {
+        this.sweepDueAt = Date.now();
+        await this.armAlarm(false);
+      }
+      return;
+    }
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
     storage.transactionSync(() => migrate(storage.sql));
     this.current = store.loadCore(this.sql);
@@ -123,6 +145,7 @@ export class Kernel {
       return;
     }
     this.retained = store.oldestRetained(this.sql);
+    if (sweepPending(this.sql)) this.sweepDueAt = Date.now();
     this.metered.settle();
     // What the index got before a restart is unknown: an update may have been lost with it.
     this.indexer.resend();
@@ -258,6 +281,10 @@ export class Kernel {
     this.current = after;
     const retained = retainedAfter(this.retained, writes);
     this.retained = retained === "read again" ? store.oldestRetained(this.sql) : retained;
+    // A purge may have left parts to sweep from R2.
+    if (retained === "read again" && this.sweepDueAt === null && sweepPending(this.sql)) {
+      this.sweepDueAt = Date.now();
+    }
     this.metered.settle();
   }
 
@@ -275,6 +302,14 @@ export class Kernel {
   /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
   async wipe(): Promise<void> {
     const core = this.current;
+    // The lifetime is fenced at once (no core); its full outputs go from the alarm, in batches.
+    const sweeps =
+      core === null
+        ? []
+        : prefixesToKeep(
+            this.sql,
+            lifetimePrefix({ tenant: core.tenant, sessionId: core.id, lifetime: core.lifetime }),
+          );
     if (core !== null) this.indexer.removed(core.tenant, core.id);
     this.audit.forget();
     this.current = null;
@@ -284,7 +319,43 @@ export class Kernel {
       await this.state.storage.deleteAlarm();
       await this.state.storage.deleteAll();
       this.physicalAlarm.forget();
+      if (sweeps.length > 0) {
+        this.state.storage.transactionSync(() => keepPrefixes(this.sql, sweeps));
+        this.sweepDueAt = Date.now();
+        await this.armAlarm(false);
+      }
     });
+  }
+
+  /**
+   * One sweeping turn of the alarm: bounded batches of R2 deletes. Once nothing is left of a
+   * deleted session, its storage goes too, so the object keeps nothing.
+   */
+  async sweepOutputs(): Promise<void> {
+    if (this.sweepDueAt === null || this.sweepDueAt > Date.now()) return;
+    // Without the binding nothing was ever uploaded here; nothing to sweep, no alarm to spin.
+    if (this.bucket === undefined) {
+      this.sweepDueAt = null;
+      return;
+    }
+    let more: boolean;
+    try {
+      more = await sweepBatches(this.sql, this.bucket, (run) =>
+        this.state.storage.transactionSync(run),
+      );
+    } catch (error) {
+      // R2 failing must not hold back the session's own timers (deliveries, ceilings): later.
+      console.error(`output sweep failed: ${error instanceof Error ? error.name : "error"}`);
+      this.sweepDueAt = Date.now() + SWEEP_RETRY_MS;
+      return;
+    } finally {
+      this.metered.settle();
+    }
+    this.sweepDueAt = more ? Date.now() + SWEEP_PAUSE_MS : null;
+    if (!more && this.current === null && !hasSchema(this.sql)) {
+      await this.state.storage.deleteAll();
+      this.physicalAlarm.forget();
+    }
   }
 
   /**
@@ -321,8 +392,10 @@ export class Kernel {
   armAlarm(inAlarm: boolean, floorMs = 1): Promise<void> {
     // The index retry only arms the alarm: it is no timer of the session (see `dueNow`).
     const due = () => {
-      const [session, index] = [this.nextDue(), this.indexer.retryAt];
-      return session === null ? index : index === null ? session : Math.min(session, index);
+      const times = [this.nextDue(), this.indexer.retryAt, this.sweepDueAt].filter(
+        (time): time is number => time !== null,
+      );
+      return times.length === 0 ? null : Math.min(...times);
     };
     return this.physicalAlarm.arm(due, inAlarm, floorMs);
   }

@@ -350,6 +350,24 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    id: 8,
+    description:
+      "full outputs: each job's uploaded bytes and named full output, and the R2 prefixes to sweep",
+    // Beside the jobs table, not in it: a column after `output` would make every summary read
+    // walk that job's output. The sweep table outlives a session's delete (kernel.ts, wipe).
+    sql: `
+      CREATE TABLE IF NOT EXISTS outputs (
+        job_seq INTEGER PRIMARY KEY,
+        uploaded_bytes INTEGER NOT NULL,
+        bytes INTEGER,
+        sha256 TEXT,
+        parts TEXT,
+        CHECK ((bytes IS NULL) = (sha256 IS NULL) AND (bytes IS NULL) = (parts IS NULL))
+      );
+      CREATE TABLE IF NOT EXISTS output_sweep (prefix TEXT PRIMARY KEY) WITHOUT ROWID;
+    `,
+  },
+  {
     id: 9,
     description:
       "Cloudflare-native wake: a session may name the service binding it is woken through (null: the webhook)",

@@ -88,6 +88,18 @@ export class SessionObject extends DurableObject<Env> {
     return execJobs.heartbeat(this.kernel, cmd);
   }
 
+  acceptPart(cmd: Cmd<typeof execJobs.acceptPart>) {
+    return execJobs.acceptPart(this.kernel, cmd);
+  }
+
+  callbackFence(cmd: Cmd<typeof execJobs.callbackFence>) {
+    return execJobs.callbackFence(this.kernel, cmd);
+  }
+
+  fullOutput(cmd: Cmd<typeof execJobs.fullOutput>) {
+    return execJobs.fullOutput(this.kernel, cmd);
+  }
+
   cancel(cmd: Cmd<typeof execJobs.cancel>) {
     return execJobs.cancel(this.kernel, cmd);
   }

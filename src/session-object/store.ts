@@ -5,6 +5,7 @@ import { assertNever } from "../domain/assert-never";
 import type { Core, Needs, Overdue, Write } from "../domain/decision";
 import { dict, fence } from "../domain/records";
 import type {
+  FullOutput,
   InboxItem,
   Job,
   JobResult,
@@ -55,6 +56,12 @@ type JobRow = {
   progress_at: number | null;
   progress_bytes: number | null;
   progress_tail: string | null;
+  /** From the outputs table (migration 8); null when the job has no row there. */
+  uploaded_bytes: number | null;
+  full_output_bytes: number | null;
+  full_output_sha256: string | null;
+  /** JSON of FullOutput["parts"]; null in a summary row. */
+  full_output_parts: string | null;
 };
 
 type InboxRow = {
@@ -81,8 +88,12 @@ const parseOrNull = <T>(text: string | null): T | null =>
 const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
   output_truncated, output_bytes_total, ended_by, completed_at, generation, heartbeat_timeout_ms,
   last_heartbeat_at, deadline_at, grace_for, cancel_requested, progress_at, progress_bytes,
-  progress_tail, NULL AS output FROM jobs`;
-const JOB_WITH_OUTPUT = "SELECT * FROM jobs";
+  progress_tail, NULL AS output, o.uploaded_bytes, o.bytes AS full_output_bytes,
+  o.sha256 AS full_output_sha256, NULL AS full_output_parts
+  FROM jobs LEFT JOIN outputs o ON o.job_seq = jobs.seq`;
+const JOB_WITH_OUTPUT = `SELECT jobs.*, o.uploaded_bytes, o.bytes AS full_output_bytes,
+  o.sha256 AS full_output_sha256, o.parts AS full_output_parts
+  FROM jobs LEFT JOIN outputs o ON o.job_seq = jobs.seq`;
 
 function jobFromRow(row: JobRow): Job {
   const fields = {
@@ -105,6 +116,10 @@ function jobFromRow(row: JobRow): Job {
             outputBytesTotal: row.progress_bytes,
             at: row.progress_at,
           },
+    // Only when there is one: a job without uploads keeps the shape it always had.
+    ...(row.uploaded_bytes !== null && row.uploaded_bytes > 0
+      ? { uploadedBytes: row.uploaded_bytes }
+      : {}),
   };
   // The table's CHECK holds a finished row to a completion time; a running row has no result.
   if (row.status === "running" || row.completed_at === null) return { ...fields, result: null };
@@ -120,6 +135,16 @@ function jobFromRow(row: JobRow): Job {
       outputTruncated: row.output_truncated === 1,
       outputBytesTotal: row.output_bytes_total ?? 0,
       endedBy: row.ended_by as JobResult["endedBy"],
+      ...(row.full_output_bytes === null || row.full_output_sha256 === null
+        ? {}
+        : {
+            fullOutput: {
+              bytes: row.full_output_bytes,
+              sha256: row.full_output_sha256,
+              // A summary reads no parts: its view shows bytes and sha256 only.
+              parts: parseOrNull<FullOutput["parts"]>(row.full_output_parts) ?? [],
+            },
+          }),
     },
   };
 }
@@ -364,6 +389,19 @@ function purgeBefore(sql: SqlStorage, horizon: number, now: number): void {
     now,
     horizon,
   );
+  // A purged job's parts are swept from R2 by the alarm (output-sweep.ts): the prefix is
+  // full-output.ts's jobPrefix, built here from the rows.
+  sql.exec(
+    `INSERT OR IGNORE INTO output_sweep (prefix)
+     SELECT 'outputs/' || s.tenant || '/' || s.id || '/' || j.lifetime || '/' || j.handle || '/'
+       || j.seq || '/'
+     FROM jobs j JOIN outputs o ON o.job_seq = j.seq, session s WHERE j.completed_at <= ?`,
+    horizon,
+  );
+  sql.exec(
+    "DELETE FROM outputs WHERE job_seq IN (SELECT seq FROM jobs WHERE completed_at <= ?)",
+    horizon,
+  );
   sql.exec("DELETE FROM jobs WHERE completed_at <= ?", horizon);
   sql.exec("DELETE FROM inbox WHERE acked_at <= ?", horizon);
 }
@@ -381,7 +419,7 @@ export function listJobs(
   // A summary's size is its strings as JSON (a command of control characters escapes six-fold)
   // plus a bound for the fixed fields.
   const sizes = sql.exec<{ seq: number; bytes: number }>(
-    `SELECT seq, 400 + octet_length(json_quote(command)) + 2 * octet_length(handle)
+    `SELECT seq, 520 + octet_length(json_quote(command)) + 2 * octet_length(handle)
        + octet_length(lifetime) AS bytes
      FROM jobs WHERE seq > ? ${filter} ORDER BY seq LIMIT ?`,
     query.after,
@@ -478,7 +516,7 @@ const INSERT_SESSION = `INSERT INTO session (singleton, ${COLUMN_NAMES.join(", "
 const UPDATE_SESSION = `UPDATE session SET ${COLUMN_NAMES.map((column) => `${column} = ?`).join(", ")}
   WHERE singleton = 1`;
 
-const TABLES = ["session", "messages", "jobs", "inbox", "purged"] as const;
+const TABLES = ["session", "messages", "jobs", "inbox", "purged", "outputs"] as const;
 
 /**
  * Writes the core's row: a new lifetime starts from empty tables; otherwise the row is written
@@ -556,6 +594,18 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
         job.result.output,
         job.handle,
       );
+      const full = job.result.fullOutput;
+      if (full !== undefined) {
+        sql.exec(
+          `INSERT INTO outputs (job_seq, uploaded_bytes, bytes, sha256, parts) VALUES (?, 0, ?, ?, ?)
+           ON CONFLICT (job_seq) DO UPDATE SET bytes = excluded.bytes, sha256 = excluded.sha256,
+             parts = excluded.parts WHERE outputs.bytes IS NULL`,
+          job.seq,
+          full.bytes,
+          full.sha256,
+          JSON.stringify(full.parts),
+        );
+      }
       return;
     }
     case "insert_envelope": {
@@ -600,6 +650,15 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
       );
       return;
     }
+    case "add_uploaded_bytes":
+      sql.exec(
+        `INSERT INTO outputs (job_seq, uploaded_bytes) SELECT seq, ? FROM jobs
+         WHERE handle = ? AND status = 'running'
+         ON CONFLICT (job_seq) DO UPDATE SET uploaded_bytes = uploaded_bytes + excluded.uploaded_bytes`,
+        write.bytes,
+        write.handle,
+      );
+      return;
     default:
       assertNever(write);
   }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -227,6 +228,68 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       params: { tenant: "default", sid: failing },
     });
 
+    // A full output: a part, a completion that names it (and one that names a missing one), reads.
+    const big = await api.call("reserveJob", 201, {
+      ...session,
+      body: { handle: "big", command: "make test" },
+    });
+    const part = new TextEncoder().encode("the whole log\n".repeat(100));
+    const partSha = createHash("sha256").update(part).digest("hex");
+    const runner = { token: big.body.callback.token };
+    await api.call("uploadOutputPart", 201, {
+      ...runner,
+      params: { sid, handle: "big", index: "0" },
+      raw: part,
+      headers: { "content-type": "application/octet-stream", "x-content-sha256": partSha },
+    });
+    await api.call("uploadOutputPart", 422, {
+      ...runner,
+      params: { sid, handle: "big", index: "1" },
+      raw: part,
+      headers: { "content-type": "application/octet-stream", "x-content-sha256": "0".repeat(64) },
+    });
+    const fullOutput = {
+      bytes: part.byteLength,
+      sha256: partSha,
+      parts: [{ bytes: part.byteLength, sha256: partSha }],
+    };
+    const bigResult = {
+      status: "completed",
+      exit_code: 0,
+      output: "log tail",
+      output_truncated: true,
+    };
+    await api.call("postCompletion", 409, {
+      ...runner,
+      params: { sid, handle: "big" },
+      body: {
+        ...bigResult,
+        full_output: {
+          ...fullOutput,
+          bytes: 2 * part.byteLength,
+          parts: [fullOutput.parts[0], { bytes: part.byteLength, sha256: "1".repeat(64) }],
+        },
+      },
+    });
+    await api.call("postCompletion", 202, {
+      ...runner,
+      params: { sid, handle: "big" },
+      body: { ...bigResult, full_output: fullOutput },
+    });
+    const bigJob = { ...agent, params: { sid, handle: "big" } };
+    await api.call("getFullOutput", 200, bigJob);
+    await api.call("getFullOutput", 206, { ...bigJob, headers: { range: "bytes=0-9" } });
+    await api.call("getFullOutput", 416, {
+      ...bigJob,
+      headers: { range: `bytes=${part.byteLength}-` },
+    });
+    await api.call("getFullOutput", 404, { ...agent, params: { sid, handle: "h1" } });
+    await api.call("opsGetFullOutput", 206, {
+      ...operator,
+      params: { tenant: "default", sid, handle: "big" },
+      headers: { range: "bytes=0-9" },
+    });
+
     await api.call("deleteSession", 204, session);
     await api.call("opsDeleteSession", 204, {
       ...operator,
@@ -238,7 +301,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     });
 
     expect(api.notExercised()).toEqual([]);
-    expect(api.operationIds()).toHaveLength(33);
+    expect(api.operationIds()).toHaveLength(36);
   });
 
   it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type, a missing header", async () => {
@@ -263,6 +326,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
         output_truncated: false,
         output_bytes_total: 0,
         ended_by: null,
+        full_output: null,
         reserved_at: "2026-01-01T00:00:00.000Z",
         completed_at: null,
         heartbeat_timeout_ms: null,
@@ -321,6 +385,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       reserveJob: "reserveJob",
       cancelJob: "cancelJob",
       getJob: "getJob",
+      getFullOutput: "readFullOutput",
       listJobs: "listJobs",
       getInbox: "inbox",
       claimInbox: "claim",

@@ -104,6 +104,13 @@ export function applyWrites(session: Session, writes: readonly Write[]): Session
       case "update_liveness":
         if (own(jobs, write.job.handle)?.result === null) jobs[write.job.handle] = write.job;
         break;
+      case "add_uploaded_bytes": {
+        const job = own(jobs, write.handle);
+        if (job?.result === null) {
+          jobs[write.handle] = { ...job, uploadedBytes: (job.uploadedBytes ?? 0) + write.bytes };
+        }
+        break;
+      }
       case "insert_envelope":
         inbox[write.item.envelope.id] = write.item;
         break;

@@ -18,7 +18,7 @@ describe("service routes", () => {
     const schema = completion.requestBody.content["application/json"].schema;
     expect(schema.required).toEqual(["status", "exit_code", "output"]);
     expect(schema.properties.status.enum).toEqual(["completed", "failed", "killed", "lost"]);
-    expect(Object.keys(answer.body.paths)).toHaveLength(29);
+    expect(Object.keys(answer.body.paths)).toHaveLength(32);
     expect(answer.body.paths["/v1/ops/sessions/{tenant}/{sid}/redeliver"].post.security).toEqual([
       { operatorToken: [] },
     ]);
@@ -58,6 +58,7 @@ describe("service routes", () => {
         "command",
         "completed_at",
         "ended_by",
+        "full_output",
         "heartbeat_timeout_ms",
         "last_heartbeat_at",
         "progress",

@@ -68,7 +68,7 @@ export const postCompletion = createRoute({
   tags,
   summary: "Report a job's terminal result (runner, callback token)",
   description:
-    "The callback token decides the tenant, lifetime and job. 202 accepted, 200 duplicate; a refusal tells the runner to stop (409, 410) or retry (429, 5xx).",
+    "The callback token decides the tenant, lifetime and job. 202 accepted, 200 duplicate; a refusal tells the runner to stop (409, 410) or retry (429, 5xx). `full_output` names a whole output uploaded first in parts (`…/output/parts/{index}`): parts missing or of another size → 409 `output_incomplete`, each named in `errors`, nothing changed.",
   security: CALLBACK,
   request: { params: jobParams, body: { required: true, ...json(completionBody) } },
   responses: {
@@ -83,6 +83,7 @@ export const postCompletion = createRoute({
       "unauthorized",
       "not_found",
       "result_conflict",
+      "output_incomplete",
       "lifetime_ended",
       "job_expired",
       "inbox_full",

@@ -12,7 +12,8 @@ const DESCRIPTIONS: Record<number, string> = {
   410: "Gone: the lifetime ended or the job was purged",
   413: "Body or field over its limit",
   415: "Not a JSON media type, or a charset label other than UTF-8",
-  422: "Malformed JSON, JSON nested deeper than 128 levels, or a body, query or path that fails validation",
+  416: "The range starts past the end of the output: Content-Range names its size",
+  422: "A part whose bytes do not match its length or SHA-256, malformed JSON, JSON nested deeper than 128 levels, or a body, query or path that fails validation",
   429: "The inbox backlog is full: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
 };
@@ -21,6 +22,9 @@ const DESCRIPTIONS: Record<number, string> = {
 const HEADERS: Record<number, z.ZodObject> = {
   401: z.object({
     "www-authenticate": z.literal("Bearer").meta({ description: "The scheme every route takes" }),
+  }),
+  416: z.object({
+    "content-range": z.string().meta({ description: "`bytes */<size>`: the output's size" }),
   }),
   429: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }),
 };
@@ -35,7 +39,10 @@ const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
     errors: z
       .array(z.strictObject({ path: z.string(), message: z.string() }))
       .optional()
-      .meta({ description: "Each validation issue (422 only)" }),
+      .meta({
+        description:
+          "Each validation issue (422), or each part a completion names and storage lacks (409 `output_incomplete`)",
+      }),
   });
 
 type ProblemResponse = {

@@ -113,6 +113,10 @@ const jobFields = {
       description: "The last heartbeat's progress while the job runs; null once it has a result.",
     }),
   cancel_requested: z.boolean(),
+  full_output: z.strictObject({ bytes: count, sha256: z.string() }).nullable().meta({
+    description:
+      "The whole output the runner uploaded beside the result, read by range at `…/output`; null when none.",
+  }),
 };
 
 export const jobSchema = z

@@ -1,0 +1,156 @@
+// The model's `read_output` and `grep_output` tools: page and search a background command's full
+// output (contract §9), streamed from exec-inbox into the host, never whole in memory or context.
+// Which session they read, and the client, are the caller's.
+import { tool } from "ai";
+import { z } from "zod";
+import { type ExecInboxClient, ExecInboxError } from "../client";
+import { capText, outputBudget } from "../shared/output-budget";
+
+export interface OutputToolContext {
+  readonly inbox: ExecInboxClient;
+  readonly sessionId: string;
+}
+
+/** One page: 16 KiB by default, 64 KiB at most, like the other tools' answers. */
+const DEFAULT_PAGE_BYTES = 16 * 1024;
+const MAX_PAGE_BYTES = 64 * 1024;
+const MAX_MATCHES = 200;
+/** A matching line longer than this is cut: one minified line must not fill the answer. */
+const MAX_LINE_BYTES = 512;
+
+const readOutputInput = z.object({
+  session_id: z.string().min(1).describe("The background command's session_id."),
+  offset: z.int().min(0).optional().describe("First byte to read (default 0)."),
+  limit: z
+    .int()
+    .min(1)
+    .max(MAX_PAGE_BYTES)
+    .optional()
+    .describe(`Bytes to read (default ${DEFAULT_PAGE_BYTES}, at most ${MAX_PAGE_BYTES}).`),
+});
+
+const grepOutputInput = z.object({
+  session_id: z.string().min(1).describe("The background command's session_id."),
+  pattern: z
+    .string()
+    .min(1)
+    .max(1024)
+    .describe("A JavaScript regular expression, matched per line."),
+  ignore_case: z.boolean().optional(),
+  max_matches: z.int().min(1).max(MAX_MATCHES).optional().describe(`At most ${MAX_MATCHES}.`),
+  max_output_tokens: z.int().min(1).max(1_000_000).optional(),
+});
+
+/** What the model is told instead of a stack: no full output, or a range past its end. */
+async function refusal(error: unknown, sessionId: string) {
+  if (error instanceof ExecInboxError) {
+    if (error.problem.code === "range_not_satisfiable") {
+      return { session_id: sessionId, error: `offset is past the end: ${error.problem.detail}` };
+    }
+    if (error.problem.status === 404 || error.problem.status === 410) {
+      return {
+        session_id: sessionId,
+        error: `no full output: ${error.problem.detail}. Use write_stdin for the head and tail.`,
+      };
+    }
+  }
+  throw error;
+}
+
+const totalOf = (response: Response): number | null => {
+  const range = response.headers.get("content-range");
+  const total = range === null ? response.headers.get("content-length") : range.split("/")[1];
+  return total === undefined || total === null ? null : Number(total);
+};
+
+/** Lines of a byte stream with their 1-based numbers; a line never outgrows `MAX_LINE_BYTES` kept. */
+async function* linesOf(body: ReadableStream<Uint8Array> | null) {
+  if (body === null) return;
+  const decoder = new TextDecoder();
+  let carry = "";
+  let number = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    const text = carry + decoder.decode(chunk, { stream: true });
+    const lines = text.split("\n");
+    carry = lines.pop() ?? "";
+    // A line with no end in sight is kept only as far as it can be shown.
+    if (carry.length > 4 * MAX_LINE_BYTES) carry = carry.slice(0, 4 * MAX_LINE_BYTES);
+    for (const line of lines) {
+      number += 1;
+      yield { number, line };
+    }
+  }
+  const rest = carry + decoder.decode();
+  if (rest !== "") yield { number: number + 1, line: rest };
+}
+
+export function outputTools(ctx: OutputToolContext) {
+  return {
+    read_output: tool({
+      description:
+        "Read a page of a finished background command's full output, by byte offset: for outputs too long for write_stdin, which keeps only the head and tail. Answers the bytes, the total size and the next offset.",
+      inputSchema: readOutputInput,
+      execute: async (input) => {
+        const offset = input.offset ?? 0;
+        const limit = input.limit ?? DEFAULT_PAGE_BYTES;
+        try {
+          const response = await ctx.inbox.readFullOutput(ctx.sessionId, input.session_id, {
+            offset,
+            length: limit,
+          });
+          const bytes = new Uint8Array(await response.arrayBuffer());
+          const total = totalOf(response);
+          const end = offset + bytes.byteLength;
+          return {
+            session_id: input.session_id,
+            offset,
+            bytes: bytes.byteLength,
+            total_bytes: total,
+            output: new TextDecoder().decode(bytes),
+            next_offset: total !== null && end < total ? end : null,
+          };
+        } catch (error) {
+          return refusal(error, input.session_id);
+        }
+      },
+    }),
+    grep_output: tool({
+      description:
+        "Search a finished background command's full output for a regular expression, line by line. Answers the matching lines with their line numbers (the first max_matches), and how many lines matched in all.",
+      inputSchema: grepOutputInput,
+      execute: async (input) => {
+        let pattern: RegExp;
+        try {
+          pattern = new RegExp(input.pattern, input.ignore_case ? "i" : "");
+        } catch (error) {
+          return {
+            session_id: input.session_id,
+            error: `not a regular expression: ${String(error)}`,
+          };
+        }
+        const max = input.max_matches ?? 50;
+        try {
+          const response = await ctx.inbox.readFullOutput(ctx.sessionId, input.session_id);
+          const shown: string[] = [];
+          let matched = 0;
+          for await (const { number, line } of linesOf(response.body)) {
+            if (!pattern.test(line)) continue;
+            matched += 1;
+            if (shown.length < max) shown.push(`${number}: ${capText(line, MAX_LINE_BYTES).text}`);
+          }
+          // Capped like every other answer: the model's context is the scarce thing.
+          const capped = capText(shown.join("\n"), outputBudget(input.max_output_tokens));
+          return {
+            session_id: input.session_id,
+            matched_lines: matched,
+            shown: shown.length,
+            output: capped.text,
+            output_truncated: capped.truncated || matched > shown.length,
+          };
+        } catch (error) {
+          return refusal(error, input.session_id);
+        }
+      },
+    }),
+  };
+}
