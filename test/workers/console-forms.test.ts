@@ -134,16 +134,17 @@ describe("console pages say what is true", () => {
     const { tokens } = await suspendedOn(sid, ["h1", "h2"]);
     await complete(sid, "h1", tokens.h1!, result(0, "x"));
     await complete(sid, "h2", tokens.h2!, result(0, "y"));
-    // The index is written after the answer: wait until the list shows the session.
+    // The index is written after the answer, the suspended state first: wait until the list shows
+    // the session with its wait met (no handles left to wait for).
     let list = "";
     await until(async () => {
       list = await page(`/console?tenant=default`);
-      expect(list).toContain(`<tr data-session="default/${sid}">`);
+      const rowStart = list.indexOf(`<tr data-session="default/${sid}">`);
+      expect(rowStart).toBeGreaterThanOrEqual(0);
+      const row = list.slice(rowStart, list.indexOf("</tr>", rowStart));
+      expect(row).toContain('<td class="mono"><span class="muted">—</span></td>');
     });
     const pages = [await page(`/console/sessions/default/${sid}`), list];
-    const rowStart = list.indexOf(`<tr data-session="default/${sid}">`);
-    const row = list.slice(rowStart, list.indexOf("</tr>", rowStart));
-    expect(row).toContain('<td class="mono"><span class="muted">—</span></td>');
     for (const html of pages) {
       expect(html).toContain('<span class="muted">—</span>');
       expect(html.replaceAll('<span class="muted">—</span>', "")).not.toMatch(/[—–-]\s*</);
