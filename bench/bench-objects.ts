@@ -7,13 +7,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postCompletion } from "../client";
+import { agentClient } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { openFiles, rssMiB } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { sqliteHeapOf } from "./lib/sqlite-heap";
-import { postCompletion } from "../client";
-import { agentClient } from "../test/support/local-stack";
 import { execInboxSystem, pool } from "./lib/wake-systems";
 
 const ROUND = 200;

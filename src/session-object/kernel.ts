@@ -15,7 +15,7 @@ import { PhysicalAlarm } from "./alarm";
 import { AuditStore } from "./audit-store";
 import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
-import { hasSchema, migrate } from "./migrations";
+import { hasSchema, prepareSchema } from "./migrations";
 import { postResume } from "./resume-webhook";
 import { serviceUpSince } from "./service-clock";
 import * as store from "./store";
@@ -101,7 +101,7 @@ export class Kernel {
     // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
     if (!hasSchema(storage.sql)) return;
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
-    storage.transactionSync(() => migrate(storage.sql));
+    storage.transactionSync(() => prepareSchema(storage.sql));
     this.current = store.loadCore(this.sql);
     if (this.current === null) {
       // A schema without a session: deleted under revision 1, which kept the tables.
@@ -255,7 +255,7 @@ export class Kernel {
 
   /** The schema a new lifetime's rows go into (a deleted session has none). */
   ensureSchema(): void {
-    this.state.storage.transactionSync(() => migrate(this.sql));
+    this.state.storage.transactionSync(() => prepareSchema(this.sql));
   }
 
   /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
