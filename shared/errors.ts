@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   invalid_request: 422,
   inbox_full: 429,
   internal: 500,
+  unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
