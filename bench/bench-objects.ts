@@ -48,7 +48,10 @@ async function sessionObjects(script: string, state: string): Promise<void> {
           await system.resumedAt(key);
         });
       } catch (error) {
-        failure = (error instanceof Error ? error.message : String(error)).slice(0, 200);
+        // A fetch that failed says why only in its cause (a reset connection, a refused one).
+        const cause =
+          error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+        failure = `${error instanceof Error ? error.message : String(error)}${cause}`.slice(0, 200);
       }
       rows.push([
         `${open + 1}–${open + ROUND}`,

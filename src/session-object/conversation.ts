@@ -37,8 +37,14 @@ export function create(
   // A session that exists is refused by the rule; only a new one needs the schema first.
   if (k.core === null) k.ensureSchema();
   const result = run(k, createRule, { ...cmd, lifetime: newId("lt") });
-  return result.ok ? viewOf(k, k.core) : result;
+  if (!result.ok || k.core === null) return result.ok ? viewOf(k, k.core) : result;
+  // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
+  // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
+  return { ok: true, value: sessionView(k.core, { inbox: NO_ITEMS, jobs: NO_JOBS }) };
 }
+
+const NO_ITEMS = { pending: 0, claimed: 0 } as const;
+const NO_JOBS = { running: 0, done: 0 } as const;
 
 /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
 export async function remove(k: Kernel, cmd: { by: "agent" | "operator" }): Promise<Result<null>> {

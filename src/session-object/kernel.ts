@@ -67,7 +67,7 @@ export class Kernel {
   readonly audit: AuditStore;
   readonly physicalAlarm: PhysicalAlarm;
   readonly indexer: Indexer;
-  readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
+  readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0, statements: new Set() };
   /** The resume POST; replaceable so a test can make one attempt throw. */
   post: typeof postResume = postResume;
   /** Alarm invocations since this object started (for its stats). */
@@ -99,9 +99,9 @@ export class Kernel {
     serviceUpSince();
     const { storage } = this.state;
     // An id never created (or deleted) gets no schema: a 404 leaves no storage behind.
-    if (!hasSchema(storage.sql)) return;
+    if (!hasSchema(this.sql)) return;
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
-    storage.transactionSync(() => prepareSchema(storage.sql));
+    storage.transactionSync(() => prepareSchema(this.sql));
     this.current = store.loadCore(this.sql);
     if (this.current === null) {
       // A schema without a session: deleted under revision 1, which kept the tables.
@@ -351,6 +351,7 @@ export class Kernel {
       database_bytes: this.state.storage.sql.databaseSize,
       alarms: this.alarms,
       index_rows_written: this.indexer.rowsWritten,
+      sql_statements: this.meter.statements.size,
     };
   }
 }
