@@ -168,7 +168,8 @@ export const statsSchema = z.strictObject({
   alarms: count,
   index_rows_written: count,
   sql_statements: count.meta({
-    description: "Distinct SQL strings this object has run since it started: each stays prepared (holding SQLite heap) for the object's life",
+    description:
+      "Distinct SQL strings this object has run since it started: each stays prepared (holding SQLite heap) for the object's life",
   }),
 });
 
