@@ -37,10 +37,13 @@ export function create(
   // A session that exists is refused by the rule; only a new one needs the schema first.
   if (k.core === null) k.ensureSchema();
   const result = run(k, createRule, { ...cmd, lifetime: newId("lt") });
-  if (!result.ok || k.core === null) return result.ok ? viewOf(k, k.core) : result;
+  if (!result.ok) return result;
   // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
   // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
-  return { ok: true, value: sessionView(k.core, { inbox: NO_ITEMS, jobs: NO_JOBS }) };
+  const core = k.core;
+  return core === null
+    ? viewOf(k, core)
+    : { ok: true, value: sessionView(core, { inbox: NO_ITEMS, jobs: NO_JOBS }) };
 }
 
 const NO_ITEMS = { pending: 0, claimed: 0 } as const;
