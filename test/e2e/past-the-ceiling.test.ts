@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Miniflare } from "miniflare";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { retrying } from "../../agent/retry";
 import { startArrivalsHost } from "../../bench/lib/arrivals-host";
 import { buildWorker, execInboxBindings } from "../../bench/lib/miniflare-stack";
@@ -37,7 +37,6 @@ export class Ballast extends DurableObject {
       }
     }
   }
-  held_() { return this.held.length; }
   release() { this.ctx.abort("released"); }
 }
 export default {
@@ -45,7 +44,7 @@ export default {
     const stub = env.BALLAST.get(env.BALLAST.idFromName("ballast"));
     const action = new URL(request.url).pathname.slice(1);
     try {
-      const value = action === "fill" ? await stub.fill() : action === "hold" ? await stub.held_() : await stub.release();
+      const value = action === "fill" ? await stub.fill() : await stub.release();
       return Response.json({ value });
     } catch (error) {
       return Response.json({ error: String(error) }, { status: action === "release" ? 200 : 500 });
@@ -58,22 +57,32 @@ let miniflare: Miniflare;
 let base: string;
 let host: Awaited<ReturnType<typeof startArrivalsHost>>;
 let keepAlive: ReturnType<typeof setInterval> | undefined;
+let topping: Promise<unknown> | undefined;
 
-async function ballast(action: "fill" | "hold" | "release"): Promise<{ value?: number }> {
+async function ballast(action: "fill" | "release"): Promise<{ value?: number }> {
   const worker = await miniflare.getWorker("ballast");
   const answer = await worker.fetch(`http://ballast/${action}`);
   return (await answer.json()) as { value?: number };
 }
 
-/** Fills the heap and keeps the ballast's object open (an idle one closes after 10 s). */
+/**
+ * Fills the heap and keeps it full: the ballast's object stays open (an idle one closes after
+ * 10 s), and what the process frees meanwhile is taken again every 200 ms.
+ */
 async function fillHeap(): Promise<number> {
   const { value } = await ballast("fill");
-  keepAlive = setInterval(() => void ballast("hold"), 2_000);
+  keepAlive = setInterval(() => {
+    topping ??= ballast("fill").finally(() => {
+      topping = undefined;
+    });
+  }, 200);
   return value ?? 0;
 }
 
+/** Stops the top-ups, lets the last one finish (one arriving later would fill a new ballast), frees it all. */
 async function releaseHeap(): Promise<void> {
   clearInterval(keepAlive);
+  await topping;
   await ballast("release");
 }
 
@@ -97,10 +106,16 @@ const until = async (holds: () => boolean, what: string) => {
   }
 };
 
-beforeAll(async () => {
+let script: string;
+beforeAll(() => {
+  script = buildWorker(".", ".bench/past-the-ceiling");
+});
+
+// A process of its own per test: an object another test left open could close mid-test and give
+// its heap back, letting a request through that the test expects refused.
+beforeEach(async () => {
   state = mkdtempSync(join(tmpdir(), "exec-inbox-ceiling-"));
   host = await startArrivalsHost();
-  const script = buildWorker(".", ".bench/past-the-ceiling");
   miniflare = new Miniflare({
     host: "127.0.0.1",
     port: 0,
@@ -132,7 +147,7 @@ beforeAll(async () => {
   base = (await miniflare.unsafeGetDirectURL("exec-inbox")).origin;
 });
 
-afterAll(async () => {
+afterEach(async () => {
   clearInterval(keepAlive);
   await miniflare?.dispose();
   await host?.close();
