@@ -35,7 +35,14 @@ export interface RetryOptions {
   readonly firstDelayMs?: number;
 }
 
-/** Calls `call` until it succeeds, fails for good, or `attempts` transient failures in a row. */
+/** The longest Retry-After the kit waits out between two attempts; a longer one is cut to this. */
+const MOST_RETRY_AFTER_MS = 30_000;
+
+/**
+ * Calls `call` until it succeeds, fails for good, or `attempts` transient failures in a row. A
+ * Retry-After (a 503 `unavailable` session, a 429 `inbox_full`) stretches the wait before the next
+ * attempt: retrying sooner than asked would only spend the attempts while the server recovers.
+ */
 export async function retrying<T>(call: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const { attempts = 5, firstDelayMs = 200 } = options;
   for (let attempt = 1; ; attempt++) {
@@ -43,7 +50,10 @@ export async function retrying<T>(call: () => Promise<T>, options: RetryOptions 
       return await call();
     } catch (error) {
       if (attempt >= attempts || !isTransient(error)) throw error;
-      await sleep(firstDelayMs * 2 ** (attempt - 1));
+      const asked = error instanceof ExecInboxError ? (error.retryAfterMs ?? 0) : 0;
+      await sleep(
+        Math.max(firstDelayMs * 2 ** (attempt - 1), Math.min(asked, MOST_RETRY_AFTER_MS)),
+      );
     }
   }
 }

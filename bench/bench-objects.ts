@@ -1,19 +1,34 @@
-// `npm run bench:objects [-- BUILT.js]`: how many session objects one local workerd process holds
-// open at once.
-// Wakes sessions in rounds of 200 (16 in flight) until a request fails or 2,000 are open, printing
-// the process's open files and resident memory after each round; then, idle, how long the runtime
+// `npm run bench:objects [-- BUILT.js] [--most N] [--no-floor]`: how many session objects one local
+// workerd process holds open at once, and what SQLite heap each costs.
+// Wakes sessions in rounds of 200 (16 in flight) until a request fails or `--most` (6,000) are
+// open, printing the process's open files, resident memory and SQLite's own heap counter (read
+// from the process, bench/lib/sqlite-heap.ts) after each round; then, idle, how long the runtime
 // keeps them open; then the floor Worker's one-row objects, opened the same way, for comparison.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postCompletion } from "../client";
+import { agentClient } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { openFiles, rssMiB } from "./lib/proc";
 import { say, table } from "./lib/report";
+import { sqliteHeapOf } from "./lib/sqlite-heap";
 import { execInboxSystem, pool } from "./lib/wake-systems";
 
 const ROUND = 200;
-const MOST = 2_000;
+const flag = (name: string) => process.argv.indexOf(name);
+/** Past the 2,000 the issue asks for, so the run finds the real bound instead of its own cap. */
+const MOST = flag("--most") > 0 ? Number(process.argv[flag("--most") + 1]) : 6_000;
+const FLOOR = flag("--no-floor") < 0;
+const KIB = 1024;
+
+/** SQLite heap of `pids` in MiB, and per object opened since `baseline` in KiB ("?" unreadable). */
+function heapCells(pids: readonly number[], baseline: number | null, opened: number): string[] {
+  const heap = sqliteHeapOf(pids);
+  if (heap === null || baseline === null) return ["?", "?"];
+  return [(heap / KIB / KIB).toFixed(1), ((heap - baseline) / opened / KIB).toFixed(0)];
+}
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -22,6 +37,7 @@ async function sessionObjects(script: string, state: string): Promise<void> {
   const served = await serveExecInbox(script, state);
   const system = execInboxSystem("objects", served.directBase, host, () => served.pids);
   const rows: string[][] = [];
+  const baseline = sqliteHeapOf(served.pids);
   try {
     for (let open = 0; open < MOST; open += ROUND) {
       let failure: string | null = null;
@@ -32,17 +48,31 @@ async function sessionObjects(script: string, state: string): Promise<void> {
           await system.resumedAt(key);
         });
       } catch (error) {
-        failure = (error instanceof Error ? error.message : String(error)).slice(0, 200);
+        // A fetch that failed says why only in its cause (a reset connection, a refused one).
+        const cause =
+          error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+        failure = `${error instanceof Error ? error.message : String(error)}${cause}`.slice(0, 200);
       }
       rows.push([
         `${open + 1}–${open + ROUND}`,
         failure ?? "all woken",
         String(openFiles(served.pids)),
         rssMiB(served.pids).toFixed(0),
+        ...heapCells(served.pids, baseline, open + ROUND),
       ]);
       if (failure !== null) break;
     }
-    table(["session objects opened", "outcome", "open files", "RSS MiB"], rows);
+    table(
+      [
+        "session objects opened",
+        "outcome",
+        "open files",
+        "RSS MiB",
+        "SQLite heap MiB",
+        "SQLite KiB per object",
+      ],
+      rows,
+    );
     const idle: string[][] = [];
     let waited = 0;
     for (const seconds of [5, 10, 20, 40]) {
@@ -57,11 +87,71 @@ async function sessionObjects(script: string, state: string): Promise<void> {
   }
 }
 
+/**
+ * What each step of a wake adds to SQLite's heap, per session, over `STEPS` sessions in a fresh
+ * process: the statements a step prepares first stay prepared for the object's life, so each step
+ * costs what it newly compiles (plus the index's D1 pages, shared by all).
+ */
+const STEPS = 200;
+async function wakeSteps(script: string, state: string): Promise<void> {
+  const host = await startArrivalsHost();
+  const served = await serveExecInbox(script, state);
+  const inbox = agentClient(served.directBase);
+  const sids = Array.from({ length: STEPS }, (_, i) => `steps-${i}`);
+  const runs = new Map<string, string>();
+  const tokens = new Map<string, Awaited<ReturnType<typeof inbox.reserveJob>>["callback"]>();
+  const steps: [string, (sid: string) => Promise<unknown>][] = [
+    ["create the session", (sid) => inbox.createSession({ id: sid, resume_url: host.url })],
+    [
+      "reserve a job",
+      async (sid) =>
+        tokens.set(sid, (await inbox.reserveJob(sid, { handle: "j0", command: "make" })).callback),
+    ],
+    ["register a run", async (sid) => runs.set(sid, (await inbox.registerRun(sid)).run_id)],
+    [
+      "suspend on the job",
+      (sid) => inbox.suspend(sid, runs.get(sid) ?? "", { waiting_for: ["j0"] }),
+    ],
+    [
+      "complete it (the wake: commit, alarm, webhook)",
+      async (sid) => {
+        const callback = tokens.get(sid);
+        if (callback === undefined) throw new Error(`no callback for ${sid}`);
+        await postCompletion(callback, { status: "completed", exit_code: 0, output: "ok\n" });
+        await host.first(sid);
+      },
+    ],
+    ["the resumed run registers", (sid) => inbox.registerRun(sid)],
+  ];
+  const rows: string[][] = [];
+  try {
+    let before = sqliteHeapOf(served.pids);
+    for (const [step, work] of steps) {
+      await pool(sids, 8, async (sid) => {
+        await work(sid);
+      });
+      const after = sqliteHeapOf(served.pids);
+      rows.push([
+        step,
+        before === null || after === null ? "?" : ((after - before) / STEPS / KIB).toFixed(1),
+      ]);
+      before = after;
+    }
+    const total = rows.reduce((sum, row) => sum + Number(row[1]), 0);
+    rows.push(["a woken session in all", total.toFixed(1)]);
+    table([`step (each over ${STEPS} sessions)`, "SQLite KiB per session"], rows);
+  } finally {
+    await served.stop();
+    await host.close();
+  }
+}
+
 async function floorObjects(state: string): Promise<void> {
   const floor = await serveFloorWorker(state);
   const rows: string[][] = [];
+  const baseline = sqliteHeapOf(floor.pids);
   try {
-    for (let open = 0; open < (3 * MOST) / 2; open += 3 * ROUND) {
+    for (let open = 0; open < 3_000; open += 3 * ROUND) {
       let failed = 0;
       await pool(
         Array.from({ length: 3 * ROUND }, (_, i) => open + i),
@@ -77,9 +167,20 @@ async function floorObjects(state: string): Promise<void> {
         `${failed} failed`,
         String(openFiles(floor.pids)),
         rssMiB(floor.pids).toFixed(0),
+        ...heapCells(floor.pids, baseline, open + 3 * ROUND),
       ]);
     }
-    table(["floor objects (one row each) opened", "outcome", "open files", "RSS MiB"], rows);
+    table(
+      [
+        "floor objects (one row each) opened",
+        "outcome",
+        "open files",
+        "RSS MiB",
+        "SQLite heap MiB",
+        "SQLite KiB per object",
+      ],
+      rows,
+    );
   } finally {
     await floor.stop();
   }
@@ -90,10 +191,15 @@ async function main(): Promise<void> {
   try {
     say("### Session objects open at once in one workerd process (`npm run bench:objects`)");
     // A built Worker to measure instead of this checkout's (an older build, for comparison).
-    const script = process.argv[2] ?? buildWorker(".", ".bench/exec-inbox");
+    const given = process.argv[2];
+    const script =
+      given !== undefined && !given.startsWith("--")
+        ? given
+        : buildWorker(".", ".bench/exec-inbox");
     say(`Session objects of \`${script}\`:`);
+    await wakeSteps(script, join(state, "steps"));
     await sessionObjects(script, join(state, "sessions"));
-    await floorObjects(join(state, "floor"));
+    if (FLOOR) await floorObjects(join(state, "floor"));
   } finally {
     rmSync(state, { recursive: true, force: true });
   }

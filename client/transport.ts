@@ -17,7 +17,14 @@ export interface Problem {
 }
 
 export class ExecInboxError extends Error {
-  constructor(readonly problem: Problem) {
+  /**
+   * @param retryAfterMs what the answer's Retry-After asked for (429 `inbox_full`, 503
+   * `unavailable`), in ms; null when it sent none.
+   */
+  constructor(
+    readonly problem: Problem,
+    readonly retryAfterMs: number | null = null,
+  ) {
     super(`${problem.status} ${problem.code}: ${problem.detail}`);
     this.name = "ExecInboxError";
   }
@@ -43,8 +50,19 @@ export async function request<T>(
     }),
   );
   const text = await response.text();
-  if (!response.ok) throw new ExecInboxError(problemOf(response.status, text));
+  if (!response.ok) {
+    throw new ExecInboxError(
+      problemOf(response.status, text),
+      retryAfterMs(response.headers.get("retry-after")),
+    );
+  }
   return (text === "" ? null : JSON.parse(text)) as T;
+}
+
+/** Retry-After in seconds (what exec-inbox sends) as ms; null when absent or not a number. */
+function retryAfterMs(header: string | null): number | null {
+  const seconds = header === null || header.trim() === "" ? Number.NaN : Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null;
 }
 
 /** A proxy or gateway in front of exec-inbox may answer an error without a problem document. */

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   digest_mismatch: 422,
   inbox_full: 429,
   internal: 500,
+  unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -22,9 +22,15 @@ const TITLES: Record<ErrorCode, string> = {
   digest_mismatch: "Digest mismatch",
   inbox_full: "Inbox full",
   internal: "Internal error",
+  unavailable: "Session unavailable",
 };
 
 const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
+/**
+ * Locally an idle object closes 10 s after its last request, giving its SQLite heap back; a retry
+ * after 5 s meets the next of those, and a runner or kit that retries sooner only adds load.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export function problem(
   code: ErrorCode,
@@ -36,6 +42,7 @@ export function problem(
   const headers = new Headers({ "content-type": "application/problem+json" });
   if (code === "unauthorized") headers.set("www-authenticate", "Bearer");
   if (code === "inbox_full") headers.set("retry-after", String(INBOX_FULL_RETRY_AFTER_SECONDS));
+  if (code === "unavailable") headers.set("retry-after", String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   const body = {
     type: `https://exec-inbox.dev/problems/${code}`,
     title: TITLES[code],

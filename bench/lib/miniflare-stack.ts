@@ -51,7 +51,7 @@ export async function serveWorker(options: MiniflareOptions): Promise<ServedWork
 }
 
 /** The settings `npm start` uses (`.dev.vars.example` and `[vars]`), plus `extra`. */
-function execInboxBindings(extra: Record<string, string> = {}): Record<string, string> {
+export function execInboxBindings(extra: Record<string, string> = {}): Record<string, string> {
   const vars: Record<string, string> = {};
   const toml = readFileSync("wrangler.toml", "utf8");
   const section = toml.split("[vars]")[1]?.split("\n[")[0] ?? "";

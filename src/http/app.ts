@@ -21,6 +21,7 @@ import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
 import { serviceRoutes } from "./service";
 import { sessionRoutes } from "./sessions";
+import { unavailableReason } from "./unavailable";
 
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: problemHook });
@@ -82,10 +83,21 @@ export function createApp(): OpenAPIHono<AppEnv> {
   describeApi(app);
 
   app.notFound(() => problem("not_found", "no such route"));
-  app.onError((error) => {
-    // Only the error's name: messages can echo request data, and tokens must never reach logs.
-    console.error(`unhandled error: ${error.name}`);
-    return problem("internal", "internal error");
-  });
+  app.onError(answerThrown);
   return app;
+}
+
+/**
+ * The answer to an error no handler caught: 503 `unavailable` when a retry can get past it (the
+ * storage or the object could not serve), else 500 `internal`.
+ */
+export function answerThrown(error: Error): Response {
+  const unavailable = unavailableReason(error);
+  if (unavailable !== null) {
+    console.error(`session unavailable: ${unavailable}`);
+    return problem("unavailable", `the session cannot be served now (${unavailable}); retry`);
+  }
+  // Only the error's name: messages can echo request data, and tokens must never reach logs.
+  console.error(`unhandled error: ${error.name}`);
+  return problem("internal", "internal error");
 }

@@ -48,8 +48,17 @@ export function create(
     resumeBinding: cmd.resumeBinding ?? null,
     lifetime: newId("lt"),
   });
-  return result.ok ? viewOf(k, k.core) : result;
+  if (!result.ok) return result;
+  // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
+  // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
+  const core = k.core;
+  return core === null
+    ? viewOf(k, core)
+    : { ok: true, value: sessionView(core, { inbox: NO_ITEMS, jobs: NO_JOBS }) };
 }
+
+const NO_ITEMS = { pending: 0, claimed: 0 } as const;
+const NO_JOBS = { running: 0, done: 0 } as const;
 
 /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
 export async function remove(k: Kernel, cmd: { by: "agent" | "operator" }): Promise<Result<null>> {

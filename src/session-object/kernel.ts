@@ -26,7 +26,7 @@ import { PhysicalAlarm } from "./alarm";
 import { AuditStore } from "./audit-store";
 import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
-import { hasSchema, migrate } from "./migrations";
+import { hasSchema, prepareSchema } from "./migrations";
 import {
   keepPrefixes,
   prefixesToKeep,
@@ -88,7 +88,7 @@ export class Kernel {
   readonly audit: AuditStore;
   readonly physicalAlarm: PhysicalAlarm;
   readonly indexer: Indexer;
-  readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0 };
+  readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0, statements: new Set() };
   /** The resume POST; replaceable so a test can make one attempt throw. */
   post: typeof postResume = postResume;
   /** The binding wake; replaceable like `post`. */
@@ -129,15 +129,15 @@ export class Kernel {
     const { storage } = this.state;
     // An id never created (or deleted) gets no schema: a 404 leaves no storage behind. A deleted
     // session may still have full outputs to sweep: the alarm goes on with them.
-    if (!hasSchema(storage.sql)) {
-      if (sweepPending(storage.sql)) {
+    if (!hasSchema(this.sql)) {
+      if (sweepPending(this.sql)) {
         this.sweepDueAt = Date.now();
         await this.armAlarm(false);
       }
       return;
     }
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
-    storage.transactionSync(() => migrate(storage.sql));
+    storage.transactionSync(() => prepareSchema(this.sql));
     this.current = store.loadCore(this.sql);
     if (this.current === null) {
       // A schema without a session: deleted under revision 1, which kept the tables.
@@ -296,7 +296,7 @@ export class Kernel {
 
   /** The schema a new lifetime's rows go into (a deleted session has none). */
   ensureSchema(): void {
-    this.state.storage.transactionSync(() => migrate(this.sql));
+    this.state.storage.transactionSync(() => prepareSchema(this.sql));
   }
 
   /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
@@ -438,6 +438,7 @@ export class Kernel {
       database_bytes: this.state.storage.sql.databaseSize,
       alarms: this.alarms,
       index_rows_written: this.indexer.rowsWritten,
+      sql_statements: this.meter.statements.size,
     };
   }
 }

@@ -4,6 +4,11 @@
 export interface SqlMeter {
   rowsRead: number;
   rowsWritten: number;
+  /**
+   * The distinct strings run: workerd keeps each prepared for the object's life, so this is the
+   * count of statements holding SQLite heap (a reference per string, which the runtime interns).
+   */
+  statements: Set<string>;
 }
 
 /** An SqlStorage whose cursors are tallied into `meter` once consumed (call `settle` after use). */
@@ -12,6 +17,7 @@ export function meteredSql(sql: SqlStorage, meter: SqlMeter): { sql: SqlStorage;
   const metered = Object.create(sql) as SqlStorage;
   Object.defineProperty(metered, "exec", {
     value: (query: string, ...bindings: unknown[]) => {
+      meter.statements.add(query);
       const cursor = sql.exec(query, ...bindings);
       open.push({ cursor, read: /^\s*SELECT\b/i.test(query) });
       return cursor;

@@ -1,6 +1,8 @@
 // The ordered, frozen list of schema migrations of a session object's SQLite database.
 // A shipped entry is never edited: a change is a new entry appended at the end.
 
+import { SCHEMA_SNAPSHOT } from "./schema-snapshot";
+
 interface Migration {
   readonly id: number;
   readonly description: string;
@@ -386,16 +388,39 @@ export function hasSchema(sql: SqlStorage): boolean {
   );
 }
 
-export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
-  sql.exec(
-    "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
-  );
-  const applied = sql
-    .exec<{ id: number }>("SELECT COALESCE(MAX(id), 0) AS id FROM _migrations")
-    .one().id;
+/** Runs, in order, each migration newer than `applied`, recording it. */
+function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migration[]): void {
   for (const migration of migrations) {
     if (migration.id <= applied) continue;
     sql.exec(migration.sql);
     sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", migration.id, Date.now());
   }
+}
+
+const appliedId = (sql: SqlStorage): number =>
+  sql.exec<{ id: number }>("SELECT COALESCE(MAX(id), 0) AS id FROM _migrations").one().id;
+
+/** The migrations road from whatever `_migrations` says (none: from the first). */
+export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
+  sql.exec(
+    "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  );
+  applyAfter(sql, appliedId(sql), migrations);
+}
+
+/**
+ * The schema up to date, by the shorter road: a database without one gets the snapshot, then the
+ * migrations after it; one that has a schema runs only the migrations it has not applied. Either
+ * way no statement of a migration the database did not need is ever prepared in it.
+ */
+export function prepareSchema(
+  sql: SqlStorage,
+  migrations: readonly Migration[] = MIGRATIONS,
+): void {
+  if (hasSchema(sql)) {
+    applyAfter(sql, appliedId(sql), migrations);
+    return;
+  }
+  sql.exec(SCHEMA_SNAPSHOT.sql);
+  applyAfter(sql, SCHEMA_SNAPSHOT.id, migrations);
 }

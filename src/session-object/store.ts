@@ -84,16 +84,25 @@ type MessageRow = {
 const parseOrNull = <T>(text: string | null): T | null =>
   text === null ? null : (JSON.parse(text) as T);
 
-/** A job row without its output (the last column, read only when selected): for summaries. */
-const JOB_SUMMARY = `SELECT seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
+const JOB_COLUMNS = `seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
   output_truncated, output_bytes_total, ended_by, completed_at, generation, heartbeat_timeout_ms,
   last_heartbeat_at, deadline_at, grace_for, cancel_requested, progress_at, progress_bytes,
-  progress_tail, NULL AS output, o.uploaded_bytes, o.bytes AS full_output_bytes,
-  o.sha256 AS full_output_sha256, NULL AS full_output_parts
-  FROM jobs LEFT JOIN outputs o ON o.job_seq = jobs.seq`;
-const JOB_WITH_OUTPUT = `SELECT jobs.*, o.uploaded_bytes, o.bytes AS full_output_bytes,
-  o.sha256 AS full_output_sha256, o.parts AS full_output_parts
-  FROM jobs LEFT JOIN outputs o ON o.job_seq = jobs.seq`;
+  progress_tail, o.uploaded_bytes, o.bytes AS full_output_bytes, o.sha256 AS full_output_sha256`;
+/** The full output's reference sits beside the job (migration 8), joined where a job is read. */
+const WITH_REFERENCE = "FROM jobs LEFT JOIN outputs o ON o.job_seq = jobs.seq";
+/** A job row without its output (the last column, read only when selected): for summaries. */
+const JOB_SUMMARY = `SELECT ${JOB_COLUMNS}, NULL AS output, NULL AS full_output_parts
+  ${WITH_REFERENCE}`;
+const JOB_WITH_OUTPUT = `SELECT ${JOB_COLUMNS}, output, o.parts AS full_output_parts
+  ${WITH_REFERENCE}`;
+/**
+ * One job by handle, its output (and its full output's parts) read only when the first binding
+ * is 1: one prepared statement serves the rules that read outputs and those that must not (SQLite
+ * reads a column only in the CASE branch taken), instead of one statement each kept prepared for
+ * the object's life.
+ */
+const JOB_BY_HANDLE = `SELECT ${JOB_COLUMNS}, CASE WHEN ?1 = 1 THEN output END AS output,
+  CASE WHEN ?1 = 1 THEN o.parts END AS full_output_parts ${WITH_REFERENCE} WHERE handle = ?2`;
 
 function jobFromRow(row: JobRow): Job {
   const fields = {
@@ -259,10 +268,9 @@ function loadJobs(
   handles: readonly string[],
   withOutput: boolean,
 ): Record<string, Job> {
-  const select = withOutput ? JOB_WITH_OUTPUT : JOB_SUMMARY;
   const jobs = dict<Job>();
   for (const handle of new Set(handles)) {
-    const row = sql.exec<JobRow>(`${select} WHERE handle = ?`, handle).toArray()[0];
+    const row = sql.exec<JobRow>(JOB_BY_HANDLE, withOutput ? 1 : 0, handle).toArray()[0];
     if (row !== undefined) jobs[handle] = jobFromRow(row);
   }
   return jobs;
@@ -509,29 +517,30 @@ const columnValues = (core: Core) =>
     return value !== null && typeof value === "object" ? JSON.stringify(value) : value;
   });
 
-// A lifetime's first row is inserted, every later change updates it: neither statement carries
-// the other's half, as an upsert would (the JSON CHECKs compiled twice).
-const INSERT_SESSION = `INSERT INTO session (singleton, ${COLUMN_NAMES.join(", ")})
+// One statement writes the row, for a lifetime's first write and every later one: an INSERT and
+// an UPDATE would each compile the JSON CHECK on `resume` and stay prepared for the object's life
+// (16 KiB of SQLite heap each, measured), as an upsert compiles it into both its halves. REPLACE
+// on the one-row table without a secondary index writes one row, like the UPDATE it replaces.
+const WRITE_SESSION = `REPLACE INTO session (singleton, ${COLUMN_NAMES.join(", ")})
   VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")})`;
-const UPDATE_SESSION = `UPDATE session SET ${COLUMN_NAMES.map((column) => `${column} = ?`).join(", ")}
-  WHERE singleton = 1`;
 
 const TABLES = ["session", "messages", "jobs", "inbox", "purged", "outputs"] as const;
 
 /**
  * Writes the core's row: a new lifetime starts from empty tables; otherwise the row is written
- * when a column's value moved.
+ * when a column's value moved. Without a core before, the tables are empty already (a delete and
+ * a schema without a session both end in `deleteAll`), so a first create prepares no DELETE.
  */
 export function writeCore(sql: SqlStorage, before: Core | null, after: Core): void {
   if (before === null || before.lifetime !== after.lifetime) {
-    for (const table of TABLES) sql.exec(`DELETE FROM ${table}`);
-    sql.exec(INSERT_SESSION, ...columnValues(after));
+    if (before !== null) for (const table of TABLES) sql.exec(`DELETE FROM ${table}`);
+    sql.exec(WRITE_SESSION, ...columnValues(after));
     return;
   }
   const moved = COLUMN_NAMES.some(
     (column) => SESSION_COLUMNS[column](before) !== SESSION_COLUMNS[column](after),
   );
-  if (moved) sql.exec(UPDATE_SESSION, ...columnValues(after));
+  if (moved) sql.exec(WRITE_SESSION, ...columnValues(after));
 }
 
 const SET_ITEM_STATE =

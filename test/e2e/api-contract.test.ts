@@ -409,6 +409,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
       "index_rows_written",
       "rows_read",
       "rows_written",
+      "sql_statements",
     ]);
   });
 });

@@ -16,6 +16,7 @@ const DESCRIPTIONS: Record<number, string> = {
   422: "A part whose bytes do not match its length or SHA-256, malformed JSON, JSON nested deeper than 128 levels, or a body, query or path that fails validation",
   429: "The inbox backlog is full: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
+  503: "The session could not be opened or served now (its storage out of memory, the object overloaded): retry after Retry-After seconds",
 };
 
 /** The headers problem.ts sends with a status, beside the body. */
@@ -27,6 +28,7 @@ const HEADERS: Record<number, z.ZodObject> = {
     "content-range": z.string().meta({ description: "`bytes */<size>`: the output's size" }),
   }),
   429: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }),
+  503: z.object({ "retry-after": z.string().meta({ description: "Seconds" }) }),
 };
 
 const problemSchema = (codes: [ErrorCode, ...ErrorCode[]], status: number) =>
@@ -88,7 +90,15 @@ export const methodNotAllowedResponse = {
 
 /** What every route can answer: a declared body over 2 MiB, and a Worker that refuses to serve. */
 export const EVERY_ROUTE: ErrorCode[] = ["payload_too_large", "internal"];
-/** Agent and operator routes add a refused token; path ids outside the charset are not found. */
-export const AUTHENTICATED: ErrorCode[] = [...EVERY_ROUTE, "unauthorized", "not_found"];
+/**
+ * Agent and operator routes add a refused token; path ids outside the charset are not found; the
+ * session object (or the index) they reach may be unable to serve for now.
+ */
+export const AUTHENTICATED: ErrorCode[] = [
+  ...EVERY_ROUTE,
+  "unauthorized",
+  "not_found",
+  "unavailable",
+];
 /** Routes with a JSON body or a query add its validation failures. */
 export const WITH_BODY: ErrorCode[] = ["unsupported_media_type", "invalid_request"];

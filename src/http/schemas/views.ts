@@ -175,6 +175,10 @@ export const statsSchema = z.strictObject({
   database_bytes: count,
   alarms: count,
   index_rows_written: count,
+  sql_statements: count.meta({
+    description:
+      "Distinct SQL strings this object has run since it started: each stays prepared (holding SQLite heap) for the object's life",
+  }),
 });
 
 export const healthSchema = z.strictObject({ ok: z.literal(true), version: z.string() });
