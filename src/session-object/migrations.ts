@@ -349,6 +349,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE audit_v7 RENAME TO audit;
     `,
   },
+  {
+    // 8 and 9 are other branches' (docs/decisions.md 700): ids need not be contiguous.
+    id: 10,
+    description:
+      "the audit trail's records ring (accepted completions, deliveries) and the messages' bytes",
+    sql: `
+      CREATE TABLE audit_kept (
+        slot INTEGER PRIMARY KEY,
+        ring_seq INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('completion', 'delivery')),
+        detail TEXT NOT NULL
+      );
+      ALTER TABLE session ADD COLUMN message_bytes INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */
