@@ -10,11 +10,26 @@ const TEST_BINDINGS = {
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
   RESUME_WEBHOOK_URL: "",
   RESUME_MAX_ATTEMPTS: "4",
-  // globex has its own resume targets; every other tenant uses the globals above.
+  // globex has its own resume targets; every other tenant uses the globals above. `quota` has
+  // quotas a test can reach; only `rate` meets the rate-limiting binding (wrangler.toml), so no
+  // other test's requests count against a limit shared by the whole pool.
   TENANT_SETTINGS: JSON.stringify({
+    default: { rate_limited: false },
+    acme: { rate_limited: false },
     globex: {
       resume_url_allowlist: ["http://hooks.test"],
       resume_webhook_url: "http://hooks.test/hooks/globex-default",
+      rate_limited: false,
+    },
+    quota: {
+      rate_limited: false,
+      quotas: {
+        sessions: 3,
+        running_jobs: 2,
+        message_bytes: 4096,
+        long_polls_per_session: 3,
+        long_polls_per_tenant: 5,
+      },
     },
   }),
 };
@@ -33,6 +48,9 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: TEST_BINDINGS,
+              // The binding of wrangler.toml with a limit a test reaches in one 10 s window (the
+              // local limiter takes a few hundred requests a second); only tenant `rate` meets it.
+              ratelimits: { TOKEN_RATE_LIMITER: { simple: { limit: 20, period: 10 } } },
               // Every outbound fetch of the Worker (the resume webhooks) reaches the recording host.
               outboundService: "agent-host",
               serviceBindings: { AGENT_HOST: "agent-host" },

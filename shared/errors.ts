@@ -17,6 +17,9 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   invalid_request: 422,
   inbox_full: 429,
+  quota_exceeded: 429,
+  too_many_long_polls: 429,
+  rate_limited: 429,
   internal: 500,
 } as const satisfies Record<string, number>;
 

@@ -18,10 +18,19 @@ const TITLES: Record<ErrorCode, string> = {
   unsupported_media_type: "Unsupported media type",
   invalid_request: "Invalid request",
   inbox_full: "Inbox full",
+  quota_exceeded: "Quota exceeded",
+  too_many_long_polls: "Too many long-polls",
+  rate_limited: "Rate limited",
   internal: "Internal error",
 };
 
-const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
+/** Seconds a 429 asks the caller to wait, by code (src/domain/quotas.ts says why each). */
+const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = {
+  inbox_full: 5,
+  quota_exceeded: 5,
+  too_many_long_polls: 1,
+  rate_limited: 10,
+};
 
 export function problem(
   code: ErrorCode,
@@ -32,7 +41,8 @@ export function problem(
   const status = ERROR_STATUS[code];
   const headers = new Headers({ "content-type": "application/problem+json" });
   if (code === "unauthorized") headers.set("www-authenticate", "Bearer");
-  if (code === "inbox_full") headers.set("retry-after", String(INBOX_FULL_RETRY_AFTER_SECONDS));
+  const retryAfter = RETRY_AFTER_SECONDS[code];
+  if (retryAfter !== undefined) headers.set("retry-after", String(retryAfter));
   const body = {
     type: `https://exec-inbox.dev/problems/${code}`,
     title: TITLES[code],

@@ -15,6 +15,7 @@ import { allowedMethods } from "./methods";
 import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
+import { limitPerToken } from "./rate-limit";
 import { refusalDetail } from "./refusals";
 import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
@@ -64,7 +65,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       return problem("unauthorized", refusalDetail("agent", tokenKind(token, c.var.config)));
     }
     c.set("tenant", tenant);
-    return next();
+    return limitPerToken(token ?? "")(c, next);
   });
 
   serviceRoutes(app);

@@ -3,7 +3,7 @@
 // What follows a commit (index, long-polls, alarm, deliveries, due timers) is left to timers.ts.
 
 import type { AuditEvent } from "../domain/audit";
-import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
+import { type Config, quotasFor, readConfig, resumeTargetsFor } from "../domain/config";
 import type { Core, Ctx, Decision, Effect, Loaded, Needs, Rule, Write } from "../domain/decision";
 import { DELIVERY_TIMEOUT_MS, nextDueAt, withDueAttempt } from "../domain/delivery";
 import { fail, type Result } from "../domain/errors";
@@ -137,6 +137,7 @@ export class Kernel {
       config: {
         ...this.config,
         ...resumeTargetsFor(this.config, tenant),
+        quotas: quotasFor(this.config, tenant),
         deliveriesPaused: this.config.misconfigured !== null,
       },
     };

@@ -18,6 +18,7 @@ const SAMPLE: Core = {
   resumeUrl: "http://hooks.test/h",
   metadata: { team: "a" },
   messageCount: 0,
+  messageBytes: 120,
   jobSeq: 3,
   unacked: 0,
   run: { runId: "run-1", resumeId: "rs-0", registeredAt: T0 },
