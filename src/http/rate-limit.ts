@@ -7,12 +7,14 @@ import { contentDigest } from "../domain/text";
 import type { AppEnv } from "./context";
 
 /**
- * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's finish
- * and a session's delete always work, so a limited host can still empty its inbox and stop.
+ * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's finish,
+ * a job's cancel and a session's delete always work, so a limited host can still empty its inbox
+ * and stop.
  */
 const DRAINS: readonly [string, RegExp][] = [
   ["POST", /^\/v1\/sessions\/[^/]+\/inbox\/(claim|ack)$/],
   ["POST", /^\/v1\/sessions\/[^/]+\/runs\/[^/]+\/finish$/],
+  ["POST", /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/cancel$/],
   ["DELETE", /^\/v1\/sessions\/[^/]+$/],
 ];
 

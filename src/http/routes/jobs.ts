@@ -2,7 +2,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { heartbeatReply } from "../../../shared/exec-wire";
 import { completionBody, heartbeatBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
-import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
+import { AUTHENTICATED, EVERY_ROUTE, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import {
   cancelRequestedSchema,
   completionAcceptedSchema,
@@ -28,7 +28,14 @@ export const reserveJob = createRoute({
   responses: {
     201: { description: "Reserved", ...json(reservationSchema) },
     200: { description: "Already reserved for this command", ...json(reservationSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "job_conflict", "job_expired"),
+    ...problems(
+      ...AUTHENTICATED,
+      ...WITH_BODY,
+      "job_conflict",
+      "job_expired",
+      "quota_exceeded",
+      ...LIMITED,
+    ),
   },
 });
 
@@ -42,7 +49,7 @@ export const listJobs = createRoute({
   request: { params: sessionParams, query: jobsQuery },
   responses: {
     200: { description: "A page; pass `next` back as `after`", ...json(jobsPageSchema) },
-    ...problems(...AUTHENTICATED, "invalid_request"),
+    ...problems(...AUTHENTICATED, "invalid_request", ...LIMITED),
   },
 });
 
@@ -57,7 +64,7 @@ export const getJob = createRoute({
   request: { params: jobParams },
   responses: {
     200: { description: "The job", ...json(jobSchema) },
-    ...problems(...AUTHENTICATED, "job_expired"),
+    ...problems(...AUTHENTICATED, "job_expired", ...LIMITED),
   },
 });
 

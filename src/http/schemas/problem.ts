@@ -13,7 +13,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: "Body or field over its limit",
   415: "Not a JSON media type, or a charset label other than UTF-8",
   422: "Malformed JSON, JSON nested deeper than 128 levels, or a body, query or path that fails validation",
-  429: "The inbox backlog is full: retry after Retry-After seconds",
+  429: "Too many: the inbox backlog is full, a quota is reached, too many long-polls are open, or the token's rate limit: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
 };
 
@@ -85,3 +85,5 @@ export const EVERY_ROUTE: ErrorCode[] = ["payload_too_large", "internal"];
 export const AUTHENTICATED: ErrorCode[] = [...EVERY_ROUTE, "unauthorized", "not_found"];
 /** Routes with a JSON body or a query add its validation failures. */
 export const WITH_BODY: ErrorCode[] = ["unsupported_media_type", "invalid_request"];
+/** Agent routes counted by the rate limit per token (src/http/rate-limit.ts; not the drains). */
+export const LIMITED: ErrorCode[] = ["rate_limited"];
