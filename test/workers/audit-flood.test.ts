@@ -82,3 +82,26 @@ describe("the audit trail under a flood", () => {
     expect(Math.max(...events.map((e) => e.seq))).toBeGreaterThan(2_000);
   }, 120_000);
 });
+
+describe("what the records ring costs", () => {
+  it("100 completions of an idle session write 702 SQLite rows, as with one ring: one row per event", async () => {
+    const sid = api.uniqueId("ring-cost");
+    await api.createSession(sid);
+    const tokens: string[] = [];
+    for (let i = 0; i < 100; i += 1) tokens.push((await api.reserve(sid, `h${i}`)).callback.token);
+    const stats = async () => {
+      const answer = await api.stubOf(sid).stats();
+      if (!answer.ok) throw new Error("no stats");
+      return answer.value;
+    };
+    const before = await stats();
+    for (let i = 0; i < 100; i += 1) {
+      expect((await api.complete(sid, `h${i}`, tokens[i]!, api.result(0, "x"))).status).toBe(202);
+    }
+    await api.until(async () => expect((await api.view(sid)).resume.state).toBe("delivered"));
+    const after = await stats();
+    // 7 rows per completion, its audit slot one of them, and 2 for the one delivery (its slot and
+    // the session row): what the single ring cost (docs/benchmarks.md "The audit trail's cost").
+    expect(after.rows_written - before.rows_written).toBe(702);
+  });
+});
