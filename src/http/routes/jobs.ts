@@ -1,7 +1,13 @@
 // Route table, exec jobs: reservation, list, the write_stdin pull, and the runner's completion.
 import { createRoute } from "@hono/zod-openapi";
 import { heartbeatReply } from "../../../shared/exec-wire";
-import { completionBody, heartbeatBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
+import {
+  completionBody,
+  heartbeatBody,
+  jobsQuery,
+  noFieldsBody,
+  reserveJobBody,
+} from "../../domain/schemas";
 import { AUTHENTICATED, EVERY_ROUTE, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import {
   cancelRequestedSchema,
@@ -130,9 +136,9 @@ export const cancelJob = createRoute({
   description:
     "The runner learns it from its next heartbeat's answer, ends the command and posts its result (`ended_by: kill_request`). Cancel never invents a result: the job runs until the runner posts one or its heartbeat timeout passes. Again → 202, nothing new.",
   security: AGENT,
-  request: { params: jobParams },
+  request: { params: jobParams, body: { required: false, ...json(noFieldsBody) } },
   responses: {
     202: { description: "Requested", ...json(cancelRequestedSchema) },
-    ...problems(...AUTHENTICATED, "invalid_transition", "job_expired"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", "job_expired"),
   },
 });
