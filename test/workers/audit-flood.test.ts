@@ -2,7 +2,10 @@
 // delivery attempts live in a ring of their own (src/session-object/audit-store.ts), so thousands
 // of run registrations, claims and refused completions leave every one of them readable.
 // AUDIT_MAX_EVENTS is 40 in the pool: the flood is fifty times the ring.
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { AuditStore } from "../../src/session-object/audit-store";
+import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
 import * as api from "../support/api";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
@@ -103,5 +106,59 @@ describe("what the records ring costs", () => {
     // 7 rows per completion, its audit slot one of them, and 2 for the one delivery (its slot and
     // the session row): what the single ring cost (docs/benchmarks.md "The audit trail's cost").
     expect(after.rows_written - before.rows_written).toBe(702);
+  });
+});
+
+describe("a trail written before the records ring", () => {
+  it("keeps its events readable after migration 10, and new records go to their own ring", async () => {
+    await runInDurableObject(api.stubOf(api.uniqueId("ring-upgrade")), (_, state) => {
+      const sql = state.storage.sql;
+      migrate(
+        sql,
+        MIGRATIONS.filter((migration) => migration.id < 10),
+      );
+      const now = Date.now();
+      const old = [
+        {
+          seq: 1,
+          type: "completion",
+          detail: { handle: "h1", outcome: "accepted", disposition: "resume_scheduled" },
+        },
+        { seq: 2, type: "run_registered", detail: { run_id: "r1", resume_id: null } },
+      ];
+      for (const event of old) {
+        sql.exec(
+          "INSERT INTO audit (slot, seq, at, type, detail) VALUES (?, ?, ?, ?, ?)",
+          event.seq % 40,
+          event.seq,
+          now,
+          event.type,
+          JSON.stringify(event.detail),
+        );
+      }
+      migrate(sql);
+      const store = new AuditStore({ auditMaxEvents: 40, auditRetentionMs: 60_000 });
+      store.append(sql, now, {
+        type: "delivery",
+        resume_id: "rs-1",
+        attempt: 1,
+        status: 200,
+        error: null,
+        duration_ms: 3,
+      });
+      store.append(sql, now, { type: "claim", count: 1, ids: ["e1"] });
+      const page = store.page(sql, now, { after: 0, limit: 100 });
+      expect(page.events.map((event) => [event.seq, event.type])).toEqual([
+        [1, "completion"],
+        [2, "run_registered"],
+        [3, "delivery"],
+        [4, "claim"],
+      ]);
+      expect(page.next_after).toBeNull();
+      expect(sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM audit_kept").one().n).toBe(1);
+      expect(sql.exec<{ b: number }>("SELECT message_bytes AS b FROM session").toArray()).toEqual(
+        [],
+      );
+    });
   });
 });
