@@ -12,13 +12,28 @@ const TEST_BINDINGS = {
   RESUME_MAX_ATTEMPTS: "4",
   // WAKE_AGENT is bound below; NOT_BOUND is allowed but names no binding (a deployment's mistake).
   RESUME_BINDING_ALLOWLIST: "WAKE_AGENT,SHELL_AGENT_WAKE,NOT_BOUND",
-  // globex has its own resume targets; every other tenant uses the globals above.
+  // globex has its own resume targets; every other tenant uses the globals above. `quota` has
+  // quotas a test can reach; only `rate` meets the rate-limiting binding (wrangler.toml), so no
+  // other test's requests count against a limit shared by the whole pool.
   TENANT_SETTINGS: JSON.stringify({
+    default: { rate_limited: false },
+    acme: { rate_limited: false },
     globex: {
       resume_url_allowlist: ["http://hooks.test"],
       resume_webhook_url: "http://hooks.test/hooks/globex-default",
       // globex may name no binding: RESUME_BINDING_ALLOWLIST does not apply to it.
       resume_binding_allowlist: [],
+      rate_limited: false,
+    },
+    quota: {
+      rate_limited: false,
+      quotas: {
+        sessions: 3,
+        running_jobs: 2,
+        message_bytes: 4096,
+        long_polls_per_session: 3,
+        long_polls_per_tenant: 5,
+      },
     },
   }),
 };
@@ -37,6 +52,9 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: TEST_BINDINGS,
+              // The binding of wrangler.toml with a limit a test reaches in one 10 s window (the
+              // local limiter takes a few hundred requests a second); only tenant `rate` meets it.
+              ratelimits: { TOKEN_RATE_LIMITER: { simple: { limit: 20, period: 10 } } },
               // Every outbound fetch of the Worker (the resume webhooks) reaches the recording host.
               outboundService: "agent-host",
               serviceBindings: {

@@ -11,6 +11,7 @@ import { ExecInboxOperatorClient } from "../client/operator";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, devVar, startAgentHost, startWranglerDev } from "../test/support/local-stack";
 import { percentile } from "./lib/stats";
+import { UNLIMITED_VARS } from "./lib/unlimited";
 
 /** Handles each session waits on: every completion changes its entry (fewer handles, more inbox). */
 const HANDLES_PER_SESSION = 50;
@@ -31,6 +32,7 @@ interface Phase {
 async function phase(mode: "off" | "on", samples: number, hostUrl: string): Promise<Phase> {
   const stateDir = mkdtempSync(join(tmpdir(), `exec-inbox-bench-index-${mode}-`));
   const dev = await startWranglerDev(stateDir, "any", {
+    ...UNLIMITED_VARS,
     INDEX_UPDATES: mode,
     RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
   });

@@ -21,6 +21,7 @@ import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-s
 import { loadAverage, processTree } from "./lib/proc";
 import { say, Tally, writeReport } from "./lib/report";
 import { startRestatePeer } from "./lib/restate-peer";
+import { UNLIMITED_VARS } from "./lib/unlimited";
 import {
   execInboxSystem,
   type FloorSystem,
@@ -126,7 +127,7 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     );
     await noIndex.stop();
 
-    const dev = await startWranglerDev(join(state, "dev"), "any");
+    const dev = await startWranglerDev(join(state, "dev"), "any", UNLIMITED_VARS);
     await measure(
       execInboxSystem(SYSTEM.execDev, dev.base, host, () => processTree(dev.pid() ?? -1)),
     );

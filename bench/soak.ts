@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ExecInboxError, postCompletion } from "../client";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, startAgentHost, startWranglerDev } from "../test/support/local-stack";
+import { UNLIMITED_VARS } from "./lib/unlimited";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const arg = scriptArgs(["minutes", "sessions", "retention-ms"]).number;
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-soak-"));
   const host = await startAgentHost();
   const dev = await startWranglerDev(stateDir, "any", {
+    ...UNLIMITED_VARS,
     RESUME_URL_ALLOWLIST: "http://127.0.0.1:*",
     JOB_RETENTION_MS: String(RETENTION_MS),
   });

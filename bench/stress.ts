@@ -18,6 +18,7 @@ import { scriptArgs } from "../scripts/lib/args";
 import { AGENT_TOKEN, startWranglerDev } from "../test/support/local-stack";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";
 import { percentile } from "./lib/stats";
+import { UNLIMITED_VARS } from "./lib/unlimited";
 import { workerdRssMiB } from "./lib/workerd-rss";
 
 const argv = process.argv.slice(2);
@@ -287,7 +288,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // A fresh state directory: the run starts from an empty service, whatever `npm start` left behind.
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-stress-"));
-  const dev = await startWranglerDev(stateDir, "any");
+  const dev = await startWranglerDev(stateDir, "any", UNLIMITED_VARS);
   base = dev.base;
   const rss = () => workerdRssMiB(dev.pid(), new URL(base).port);
   try {
@@ -368,7 +369,7 @@ async function main(): Promise<void> {
  */
 async function control(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-stress-control-"));
-  const dev = await startWranglerDev(stateDir, "any");
+  const dev = await startWranglerDev(stateDir, "any", UNLIMITED_VARS);
   base = dev.base;
   const rss = () => workerdRssMiB(dev.pid(), new URL(base).port);
   const body = { id: "control", metadata: { output: "x".repeat(OUTPUT_BYTES) } };

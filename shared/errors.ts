@@ -20,6 +20,9 @@ export const ERROR_STATUS = {
   invalid_request: 422,
   digest_mismatch: 422,
   inbox_full: 429,
+  quota_exceeded: 429,
+  too_many_long_polls: 429,
+  rate_limited: 429,
   internal: 500,
   unavailable: 503,
 } as const satisfies Record<string, number>;

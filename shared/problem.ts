@@ -21,16 +21,26 @@ const TITLES: Record<ErrorCode, string> = {
   invalid_request: "Invalid request",
   digest_mismatch: "Digest mismatch",
   inbox_full: "Inbox full",
+  quota_exceeded: "Quota exceeded",
+  too_many_long_polls: "Too many long-polls",
+  rate_limited: "Rate limited",
   internal: "Internal error",
   unavailable: "Session unavailable",
 };
 
-const INBOX_FULL_RETRY_AFTER_SECONDS = 5;
 /**
  * Locally an idle object closes 10 s after its last request, giving its SQLite heap back; a retry
  * after 5 s meets the next of those, and a runner or kit that retries sooner only adds load.
  */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+/** Seconds a 429 or 503 asks the caller to wait, by code (src/domain/quotas.ts says why each). */
+const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = {
+  inbox_full: 5,
+  quota_exceeded: 5,
+  too_many_long_polls: 1,
+  rate_limited: 10,
+  unavailable: UNAVAILABLE_RETRY_AFTER_SECONDS,
+};
 
 export function problem(
   code: ErrorCode,
@@ -41,8 +51,8 @@ export function problem(
   const status = ERROR_STATUS[code];
   const headers = new Headers({ "content-type": "application/problem+json" });
   if (code === "unauthorized") headers.set("www-authenticate", "Bearer");
-  if (code === "inbox_full") headers.set("retry-after", String(INBOX_FULL_RETRY_AFTER_SECONDS));
-  if (code === "unavailable") headers.set("retry-after", String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  const retryAfter = RETRY_AFTER_SECONDS[code];
+  if (retryAfter !== undefined) headers.set("retry-after", String(retryAfter));
   const body = {
     type: `https://exec-inbox.dev/problems/${code}`,
     title: TITLES[code],

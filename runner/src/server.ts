@@ -8,7 +8,7 @@ import { problem } from "../../shared/problem";
 import { ShuttingDown, TooManyProcesses, UnknownProcess } from "./process-table";
 import type { Runner } from "./runner";
 import { isListedToken } from "./runner-token";
-import { isWorkspaceName } from "./workspaces";
+import { isWorkspaceName, OutsideWorkspace } from "./workspaces";
 
 const tokens = z.int().min(1).max(1_000_000);
 
@@ -68,6 +68,7 @@ function toolError(error: unknown): Response {
   if (error instanceof TooManyProcesses) {
     return runnerProblem(429, "too_many_processes", "Too many processes", error.message);
   }
+  if (error instanceof OutsideWorkspace) return problem("invalid_request", error.message);
   if (error instanceof ShuttingDown) {
     return runnerProblem(503, "shutting_down", "Shutting down", error.message);
   }

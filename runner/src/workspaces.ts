@@ -1,7 +1,7 @@
 // One working directory per agent session under RUNNER_WORK_ROOT, created on first use, so two
 // agents' files never meet. Which name a command belongs to is the caller's (exec_command's field).
-import { mkdirSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { mkdirSync, realpathSync } from "node:fs";
+import { join, relative, resolve, sep } from "node:path";
 
 /** Commands that name no workspace share this one; `@` is outside a session id's charset. */
 export const SHARED_WORKSPACE = "@shared";
@@ -11,6 +11,24 @@ const WORKSPACE_NAME = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const isWorkspaceName = (name: string): boolean =>
   WORKSPACE_NAME.test(name) && name !== "." && name !== "..";
+
+/** A `workdir` that leaves its workspace: the caller answers 422, and nothing was started. */
+export class OutsideWorkspace extends Error {}
+
+/** True when `path` is `root` or below it (both absolute and resolved). */
+const within = (root: string, path: string): boolean => {
+  const rel = relative(root, path);
+  return rel !== ".." && !rel.startsWith(`..${sep}`);
+};
+
+/** The real path of what exists of `path` (a symlink inside the workspace may point out of it). */
+function realExisting(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
 
 export interface Placement {
   readonly workspace: string;
@@ -29,7 +47,12 @@ export function placeCommand(
   }
   const workspace = join(resolve(workRoot), chosen);
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  const cwd =
-    workdir === undefined ? workspace : isAbsolute(workdir) ? workdir : join(workspace, workdir);
+  // Relative to the workspace, or absolute inside it; `..` and symlinks may not lead out of it.
+  const cwd = workdir === undefined ? workspace : resolve(workspace, workdir);
+  if (!within(workspace, cwd) || !within(realExisting(workspace), realExisting(cwd))) {
+    throw new OutsideWorkspace(
+      `workdir ${JSON.stringify(workdir)} is outside the command's workspace: name a directory inside it`,
+    );
+  }
   return { workspace, cwd };
 }

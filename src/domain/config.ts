@@ -1,6 +1,7 @@
 // Reads the service configuration from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
 import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../../shared/exec-wire";
+import { DEFAULT_QUOTAS, type Quotas, withOverrides } from "./quotas";
 import { BINDING_NAME_PATTERN } from "./resume-binding";
 import { isAllowlistEntry } from "./resume-url";
 import {
@@ -37,6 +38,8 @@ export interface Config {
   readonly auditRetentionMs: number;
   /** HEARTBEAT_TIMEOUT_MS: the liveness timeout of a reservation that names none (null: none). */
   readonly heartbeatTimeoutMs: number | null;
+  /** The deployment's quotas (QUOTA_*, else DEFAULT_QUOTAS); a tenant's own: `quotasFor`. */
+  readonly quotas: Quotas;
 }
 
 const DEFAULTS = {
@@ -69,7 +72,12 @@ type SettingName =
   | "AUDIT_MAX_EVENTS"
   | "AUDIT_RETENTION_MS"
   | "HEARTBEAT_TIMEOUT_MS"
-  | "TENANT_SETTINGS";
+  | "TENANT_SETTINGS"
+  | "QUOTA_SESSIONS"
+  | "QUOTA_RUNNING_JOBS"
+  | "QUOTA_MESSAGE_BYTES"
+  | "QUOTA_LONG_POLLS_PER_SESSION"
+  | "QUOTA_LONG_POLLS_PER_TENANT";
 
 /** The Worker's `Env` fits as it is: any binding may be missing, and a value is read as unknown. */
 type Vars = { readonly [Name in SettingName]?: unknown };
@@ -197,6 +205,21 @@ export function readConfig(vars: Vars): Config {
     auditMaxEvents: positiveInt(vars, "AUDIT_MAX_EVENTS", DEFAULTS.auditMaxEvents),
     auditRetentionMs: positiveInt(vars, "AUDIT_RETENTION_MS", DEFAULTS.auditRetentionMs),
     heartbeatTimeoutMs: heartbeat.value,
+    quotas: {
+      sessions: positiveInt(vars, "QUOTA_SESSIONS", DEFAULT_QUOTAS.sessions),
+      runningJobs: positiveInt(vars, "QUOTA_RUNNING_JOBS", DEFAULT_QUOTAS.runningJobs),
+      messageBytes: positiveInt(vars, "QUOTA_MESSAGE_BYTES", DEFAULT_QUOTAS.messageBytes),
+      longPollsPerSession: positiveInt(
+        vars,
+        "QUOTA_LONG_POLLS_PER_SESSION",
+        DEFAULT_QUOTAS.longPollsPerSession,
+      ),
+      longPollsPerTenant: positiveInt(
+        vars,
+        "QUOTA_LONG_POLLS_PER_TENANT",
+        DEFAULT_QUOTAS.longPollsPerTenant,
+      ),
+    },
   };
 }
 
@@ -223,3 +246,7 @@ export function heartbeatTimeoutFor(config: Config, tenant: string): number | nu
   const own = config.tenants[tenant]?.heartbeatTimeoutMs;
   return own === undefined ? config.heartbeatTimeoutMs : own;
 }
+
+/** A tenant's quotas: its own from TENANT_SETTINGS where it names them, else the deployment's. */
+export const quotasFor = (config: Pick<Config, "quotas" | "tenants">, tenant: string): Quotas =>
+  withOverrides(config.quotas, config.tenants[tenant]?.quotas);

@@ -3,6 +3,7 @@
 // Loading rows, applying writes and performing effects are left to the Durable Object shell.
 import type { AuditEvent } from "./audit";
 import type { Failure } from "./errors";
+import type { Quotas } from "./quotas";
 import type { Core, InboxItem, Job, Message, ResumeReason, Session } from "./state";
 
 export type { Core } from "./state";
@@ -31,6 +32,8 @@ export interface Ctx {
     readonly resumeBindingAllowlist: readonly string[];
     /** Settings HTTP refuses to serve must not steer deliveries either: no attempt starts. */
     readonly deliveriesPaused?: boolean;
+    /** The session's tenant's quotas; absent (a domain test): none is checked. */
+    readonly quotas?: Quotas;
   };
 }
 

@@ -8,6 +8,7 @@ import { fail, type Result } from "./errors";
 import { hasBacklogRoom } from "./inbox";
 import { deadlineFrom, earliest } from "./liveness-time";
 import { completionEnvelope } from "./messages";
+import { type Quotas, runningJobsRefusal } from "./quotas";
 import { own } from "./records";
 import type { FullOutput, Job, JobResult, Session } from "./state";
 import { sessionStatus } from "./state";
@@ -35,6 +36,8 @@ export function reserveJob(
     callbackToken: string;
     heartbeatTimeoutMs?: number | null;
     timeoutNamed?: boolean;
+    /** The running-jobs quota: only a new reservation counts the running jobs against it. */
+    quota?: { readonly running: () => number; readonly quotas: Quotas };
   },
   now: number,
 ): Decision<{ job: Job; created: boolean }> {
@@ -62,6 +65,9 @@ export function reserveJob(
       [{ type: "replace_job_token", handle: job.handle, callbackToken: job.callbackToken }],
     );
   }
+  const full =
+    cmd.quota === undefined ? null : runningJobsRefusal(cmd.quota.running(), cmd.quota.quotas);
+  if (full !== null) return full;
   const job: Job = {
     handle: cmd.handle,
     seq: session.jobSeq + 1,
@@ -103,6 +109,8 @@ type ReserveCmd = {
   heartbeatTimeoutMs: number | null;
   timeoutNamed: boolean;
   mint: (existing: string | undefined, seq: number) => string;
+  /** Counts the session's running jobs (a read the shell makes only when a new job needs it). */
+  running?: () => number;
 };
 
 export const reserveRule: Rule<ReserveCmd, { job: Job; created: boolean }> = {
@@ -119,6 +127,9 @@ export const reserveRule: Rule<ReserveCmd, { job: Job; created: boolean }> = {
           own(session.jobs, cmd.handle)?.callbackToken,
           reservationSeq(session, cmd.handle),
         ),
+        ...(cmd.running === undefined || ctx.config.quotas === undefined
+          ? {}
+          : { quota: { running: cmd.running, quotas: ctx.config.quotas } }),
       },
       ctx.now,
     ),

@@ -42,6 +42,9 @@ export const registerRunBody = z.strictObject({
 
 export const finishRunBody = z.strictObject({});
 
+/** The body of an action that takes none (cancel, redeliver, expire-wait, mark-lost): optional, and empty. */
+export const noFieldsBody = z.strictObject({});
+
 export const suspendBody = z.strictObject({
   waiting_for: z.array(idSchema).min(1).max(64),
   wake: z.enum(["all", "any"]).default("all"),

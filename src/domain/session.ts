@@ -5,9 +5,11 @@ import { assertNever } from "./assert-never";
 import type { Ctx, Decision, Rule } from "./decision";
 import { coreOnly, decided } from "./decision";
 import { fail } from "./errors";
+import { messageBytesRefusal, type Quotas } from "./quotas";
 import { own } from "./records";
 import type { Core, Message, Resume, Role, Session, Wake } from "./state";
 import { jobStatus, resumeDeliveredAt, resumeEndedAt, resumeFields, sessionStatus } from "./state";
+import { utf8Bytes } from "./text";
 import { reasonForResult, scheduleResume } from "./wake";
 
 export function createSession(
@@ -33,6 +35,7 @@ export function createSession(
     metadata: cmd.metadata,
     messages: [],
     messageCount: 0,
+    messageBytes: 0,
     jobSeq: 0,
     unacked: 0,
     run: null,
@@ -57,10 +60,23 @@ export function appendMessage(
   session: Session,
   cmd: { role: Role; content: unknown; metadata: Readonly<Record<string, unknown>> },
   now: number,
+  quotas?: Quotas,
 ): Decision<{ index: number }> {
+  // The same measure as the 1 MiB limit on one message (src/http/sessions.ts).
+  const bytes = utf8Bytes(
+    JSON.stringify({ role: cmd.role, content: cmd.content, metadata: cmd.metadata }),
+  );
+  const full =
+    quotas === undefined ? null : messageBytesRefusal(session.messageBytes, bytes, quotas);
+  if (full !== null) return full;
   const message: Message = { index: session.messageCount, ...cmd, createdAt: now };
   return decided(
-    { ...session, messages: [...session.messages, message], messageCount: message.index + 1 },
+    {
+      ...session,
+      messages: [...session.messages, message],
+      messageCount: message.index + 1,
+      messageBytes: session.messageBytes + bytes,
+    },
     { index: message.index },
     [],
     [{ type: "insert_message", message }],
@@ -203,7 +219,7 @@ export const createRule: Rule<CreateCmd, Session> = {
 
 export const appendRule: Rule<Parameters<typeof appendMessage>[1], { index: number }> = {
   needs: coreOnly,
-  decide: ({ session }, cmd, ctx) => appendMessage(session, cmd, ctx.now),
+  decide: ({ session }, cmd, ctx) => appendMessage(session, cmd, ctx.now, ctx.config.quotas),
 };
 
 export const registerRule: Rule<

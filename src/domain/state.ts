@@ -257,6 +257,8 @@ export interface Session {
   readonly messages: readonly Message[];
   /** Messages stored so far in this lifetime: the next message's index. */
   readonly messageCount: number;
+  /** Bytes of the messages stored so far (their role, content and metadata as JSON): the quota's count. */
+  readonly messageBytes: number;
   /** Reservations made so far in this lifetime: the last job's `seq`. */
   readonly jobSeq: number;
   /** Inbox items admitted and not yet acked (the backlog the limit counts). */

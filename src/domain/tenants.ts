@@ -4,6 +4,7 @@
 
 import { z } from "zod";
 import { heartbeatTimeoutMs } from "../../shared/exec-wire";
+import type { QuotaOverrides } from "./quotas";
 
 export const DEFAULT_TENANT = "default";
 export const TENANT_PATTERN = /^[a-z0-9-]{1,64}$/;
@@ -67,7 +68,14 @@ export interface TenantSettings {
   readonly resumeBindingAllowlist?: readonly string[];
   /** The tenant's HEARTBEAT_TIMEOUT_MS; null turns the global one off for it. */
   readonly heartbeatTimeoutMs?: number | null;
+  /** The tenant's own quotas over the deployment's (QUOTA_*); null: no limit for it. */
+  readonly quotas?: QuotaOverrides;
+  /** false: the tenant's tokens skip the rate-limiting binding (a tenant the deployment trusts). */
+  readonly rateLimited?: boolean;
 }
+
+// A quota is a positive integer, or null for none (a tenant the deployment trusts).
+const quotaValue = z.number().int().positive().nullable().optional();
 
 const tenantSettingsSchema = z.record(
   z.string().regex(TENANT_PATTERN),
@@ -77,6 +85,16 @@ const tenantSettingsSchema = z.record(
     resume_binding_allowlist: z.array(z.string().min(1)).optional(),
     // null: this tenant's jobs have no liveness check unless a reservation names one.
     heartbeat_timeout_ms: heartbeatTimeoutMs.nullable().optional(),
+    quotas: z
+      .strictObject({
+        sessions: quotaValue,
+        running_jobs: quotaValue,
+        message_bytes: quotaValue,
+        long_polls_per_session: quotaValue,
+        long_polls_per_tenant: quotaValue,
+      })
+      .optional(),
+    rate_limited: z.boolean().optional(),
   }),
 );
 
@@ -124,7 +142,27 @@ export function parseTenantSettings(raw: unknown): ParsedTenantSettings {
       ...(entry.heartbeat_timeout_ms === undefined
         ? {}
         : { heartbeatTimeoutMs: entry.heartbeat_timeout_ms }),
+      ...(entry.quotas === undefined ? {} : { quotas: quotaOverrides(entry.quotas) }),
+      ...(entry.rate_limited === undefined ? {} : { rateLimited: entry.rate_limited }),
     };
   }
   return { ok: true, settings };
+}
+
+/** The wire's snake_case quota keys as the domain's; absent keys stay absent. */
+function quotaOverrides(raw: {
+  sessions?: number | null | undefined;
+  running_jobs?: number | null | undefined;
+  message_bytes?: number | null | undefined;
+  long_polls_per_session?: number | null | undefined;
+  long_polls_per_tenant?: number | null | undefined;
+}): QuotaOverrides {
+  const entries: [keyof QuotaOverrides, number | null | undefined][] = [
+    ["sessions", raw.sessions],
+    ["runningJobs", raw.running_jobs],
+    ["messageBytes", raw.message_bytes],
+    ["longPollsPerSession", raw.long_polls_per_session],
+    ["longPollsPerTenant", raw.long_polls_per_tenant],
+  ];
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
 }

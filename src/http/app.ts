@@ -16,6 +16,7 @@ import { describeApi } from "./openapi";
 import { opsRoutes } from "./ops";
 import { opsIndexRoutes } from "./ops-index";
 import { outputRoutes } from "./outputs";
+import { limitPerToken } from "./rate-limit";
 import { refusalDetail } from "./refusals";
 import { runRoutes } from "./runs";
 import { problemHook } from "./serve";
@@ -68,7 +69,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       return problem("unauthorized", refusalDetail("agent", tokenKind(token, c.var.config)));
     }
     c.set("tenant", tenant);
-    return next();
+    return limitPerToken(token ?? "")(c, next);
   });
 
   serviceRoutes(app);

@@ -6,6 +6,7 @@ import { problem } from "../../shared/problem";
 import { type AppEnv, tenantSessionStub } from "./context";
 import * as routes from "./routes/ops";
 import { answer, serve } from "./serve";
+import { releasePlace } from "./tenant-quotas";
 
 type Named = { tenant: string; sid: string };
 const stubOf = (env: AppEnv["Bindings"], { tenant, sid }: Named) =>
@@ -18,7 +19,10 @@ export function opsRoutes(app: OpenAPIHono<AppEnv>): void {
   });
 
   serve(app, routes.opsDeleteSession, async (c) => {
-    const result = await stubOf(c.env, c.req.valid("param")).remove({ by: "operator" });
+    const named = c.req.valid("param");
+    const result = await stubOf(c.env, named).remove({ by: "operator" });
+    if (result.ok || result.code === "not_found")
+      await releasePlace(c.env, named.tenant, named.sid);
     return result.ok ? new Response(null, { status: 204 }) : problem(result.code, result.detail);
   });
 

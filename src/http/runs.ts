@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { type AppEnv, sessionStub } from "./context";
 import * as routes from "./routes/runs";
 import { answer, serve } from "./serve";
+import { asTenantPoll } from "./tenant-quotas";
 
 export function runRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.registerRun, async (c) => {
@@ -35,11 +36,17 @@ export function runRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.runNotifications, async (c) => {
     const { sid, run_id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const result = await sessionStub(c, sid).notifications({
-      runId: run_id,
-      after: query.after,
-      waitMs: query.wait_ms,
-    });
-    return answer(routes.runNotifications, 200, result);
+    const poll = async () =>
+      answer(
+        routes.runNotifications,
+        200,
+        await sessionStub(c, sid).notifications({
+          runId: run_id,
+          after: query.after,
+          waitMs: query.wait_ms,
+        }),
+      );
+    // Only a poll that may wait holds a request open; wait_ms=0 is a plain read.
+    return query.wait_ms === 0 ? poll() : asTenantPoll(c, poll);
   });
 }

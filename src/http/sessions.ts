@@ -11,6 +11,7 @@ import { hasWake } from "../session-object/resume-binding";
 import { type AppEnv, sessionStub } from "./context";
 import * as routes from "./routes/sessions";
 import { answer, serve } from "./serve";
+import { admitCreate, releasePlace } from "./tenant-quotas";
 
 export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.createSession, async (c) => {
@@ -45,13 +46,25 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
       }
       resumeBinding = checked.binding;
     }
-    const result = await sessionStub(c, body.id).create({
-      tenant: c.var.tenant,
-      id: body.id,
-      resumeUrl,
-      resumeBinding,
-      metadata: body.metadata ?? {},
-    });
+    const place = await admitCreate(c, body.id);
+    if (place.refusal !== null) return place.refusal;
+    let result: Awaited<ReturnType<ReturnType<typeof sessionStub>["create"]>>;
+    try {
+      result = await sessionStub(c, body.id).create({
+        tenant: c.var.tenant,
+        id: body.id,
+        resumeUrl,
+        resumeBinding,
+        metadata: body.metadata ?? {},
+      });
+    } catch (error) {
+      if (place.admitted) await releasePlace(c.env, c.var.tenant, body.id);
+      throw error;
+    }
+    // A refused create took no place; an existing id keeps the one it holds.
+    if (!result.ok && result.code !== "session_exists" && place.admitted) {
+      await releasePlace(c.env, c.var.tenant, body.id);
+    }
     return answer(routes.createSession, 201, result);
   });
 
@@ -68,6 +81,8 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.deleteSession, async (c) => {
     const { sid } = c.req.valid("param");
     const result = await sessionStub(c, sid).remove();
+    // A 404 gives back a place a lost release left behind.
+    if (result.ok || result.code === "not_found") await releasePlace(c.env, c.var.tenant, sid);
     return result.ok ? new Response(null, { status: 204 }) : problem(result.code, result.detail);
   });
 

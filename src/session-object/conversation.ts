@@ -1,8 +1,10 @@
 // Sessions, messages and runs: what the SessionObject's RPC methods of the conversation do, as
 // plain functions over the kernel. The rules are the domain's; HTTP status codes are src/http's.
 
+import { quotasFor } from "../domain/config";
 import { fail, type Result } from "../domain/errors";
 import { MESSAGE_PAGE_MAX_BYTES } from "../domain/limits";
+import { longPollRefusal } from "../domain/quotas";
 import {
   appendRule,
   createRule,
@@ -127,6 +129,13 @@ export async function notifications(
   const notActive = requireActiveRun(core, cmd.runId);
   if (notActive) return notActive;
   if (core.notifySeq > cmd.after || cmd.waitMs === 0) return snapshot();
+  // Counted here, where the waiters live: one object is one thread, so the count is exact.
+  const crowded = longPollRefusal(
+    k.waiters.open,
+    quotasFor(k.config, core.tenant).longPollsPerSession,
+    "session",
+  );
+  if (crowded !== null) return crowded;
   await k.waiters.wait(cmd.waitMs);
   return snapshot();
 }

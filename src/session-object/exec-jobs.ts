@@ -43,6 +43,7 @@ export function reserveJob(
         ? heartbeatTimeoutFor(k.config, core.tenant)
         : cmd.heartbeatTimeoutMs,
     timeoutNamed: cmd.heartbeatTimeoutMs !== undefined,
+    running: () => k.read(store.countRunning),
     mint: (existing, seq) =>
       tokenForReservation(existing, k.config.callbackSecrets, {
         tenant: core.tenant,

@@ -3,7 +3,7 @@
 // What follows a commit (index, long-polls, alarm, deliveries, due timers) is left to timers.ts.
 
 import type { AuditEvent } from "../domain/audit";
-import { type Config, readConfig, resumeTargetsFor } from "../domain/config";
+import { type Config, quotasFor, readConfig, resumeTargetsFor } from "../domain/config";
 import type {
   Core,
   Ctx,
@@ -174,6 +174,7 @@ export class Kernel {
       config: {
         ...this.config,
         ...resumeTargetsFor(this.config, tenant),
+        quotas: quotasFor(this.config, tenant),
         deliveriesPaused: this.config.misconfigured !== null,
       },
     };

@@ -375,6 +375,22 @@ export const MIGRATIONS: readonly Migration[] = [
       "Cloudflare-native wake: a session may name the service binding it is woken through (null: the webhook)",
     sql: "ALTER TABLE session ADD COLUMN resume_binding TEXT;",
   },
+  {
+    id: 10,
+    description:
+      "the audit trail's records ring (accepted completions, deliveries) and the messages' bytes",
+    sql: `
+      CREATE TABLE audit_kept (
+        slot INTEGER PRIMARY KEY,
+        ring_seq INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('completion', 'delivery')),
+        detail TEXT NOT NULL
+      );
+      ALTER TABLE session ADD COLUMN message_bytes INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

@@ -31,6 +31,7 @@ type SessionRow = {
   generation: number;
   job_seq: number;
   liveness_due_at: number | null;
+  message_bytes: number;
 };
 
 type JobRow = {
@@ -192,6 +193,7 @@ export function loadCore(sql: SqlStorage): Core | null {
     resumeBinding: row.resume_binding,
     metadata: JSON.parse(row.metadata),
     messageCount: counts.messages,
+    messageBytes: row.message_bytes,
     jobSeq: row.job_seq,
     unacked: counts.unacked,
     run: parseOrNull<Run>(row.run),
@@ -375,6 +377,10 @@ export function countJobs(sql: SqlStorage): { running: number; done: number } {
   return { running: row.total - row.done, done: row.done };
 }
 
+/** Jobs without a result, counted over the partial index of running jobs (the quota's count). */
+export const countRunning = (sql: SqlStorage): number =>
+  sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM jobs WHERE completed_at IS NULL").one().n;
+
 /** The SQL twin of the domain's `oldestRetained`: each MIN reads one index entry. */
 export function oldestRetained(sql: SqlStorage): number | null {
   const row = sql
@@ -502,6 +508,7 @@ const SESSION_COLUMNS = {
   generation: (core) => core.generation,
   job_seq: (core) => core.jobSeq,
   liveness_due_at: (core) => core.livenessDueAt,
+  message_bytes: (core) => core.messageBytes,
 } satisfies Record<keyof SessionRow, (core: Core) => unknown>;
 
 /** Core fields no session column holds: they are counted from the rows when the core loads. */

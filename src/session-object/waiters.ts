@@ -17,6 +17,11 @@ export class Waiters {
     });
   }
 
+  /** Long-polls open now: the per-session quota counts them. */
+  get open(): number {
+    return this.pending.size;
+  }
+
   wakeAll(): void {
     for (const wake of [...this.pending]) wake();
   }

@@ -7,6 +7,9 @@ export const AGENT_TOKEN = "test-agent-token";
 export const SECOND_AGENT_TOKEN = "second-agent-token";
 export const ACME_AGENT_TOKEN = "acme-agent-token";
 export const GLOBEX_AGENT_TOKEN = "globex-agent-token";
+/** Tenants whose quotas (vitest.config.ts) are small enough to reach in a test. */
+export const QUOTA_AGENT_TOKEN = "quota-agent-token";
+export const RATE_AGENT_TOKEN = "rate-agent-token";
 export const OPERATOR_TOKEN = "test-operator-token";
 /** The first signs new callback tokens; both verify (a rotation in progress). */
 export const CALLBACK_SECRET_NEW = "test-callback-secret-new";
@@ -22,6 +25,8 @@ export const TEST_SECRETS = {
     SECOND_AGENT_TOKEN,
     `acme:${ACME_AGENT_TOKEN}`,
     `globex:${GLOBEX_AGENT_TOKEN}`,
+    `quota:${QUOTA_AGENT_TOKEN}`,
+    `rate:${RATE_AGENT_TOKEN}`,
   ].join(","),
   OPERATOR_TOKENS: OPERATOR_TOKEN,
   CALLBACK_SECRETS: `${CALLBACK_SECRET_NEW},${CALLBACK_SECRET_OLD}`,

@@ -19,6 +19,7 @@ const SAMPLE: Core = {
   resumeBinding: "AGENT",
   metadata: { team: "a" },
   messageCount: 0,
+  messageBytes: 120,
   jobSeq: 3,
   unacked: 0,
   run: { runId: "run-1", resumeId: "rs-0", registeredAt: T0 },

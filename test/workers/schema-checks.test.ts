@@ -85,7 +85,9 @@ describe("the database holds rows to the unions of domain/state.ts", () => {
       const session = sql.exec("SELECT * FROM session").one();
       const jobs = sql.exec("SELECT * FROM jobs").toArray();
       for (const table of ["session", "jobs", "_migrations"]) sql.exec(`DROP TABLE ${table}`);
-      sql.exec("DROP TABLE messages; DROP TABLE inbox; DROP TABLE purged; DROP TABLE audit");
+      sql.exec(
+        "DROP TABLE messages; DROP TABLE inbox; DROP TABLE purged; DROP TABLE audit; DROP TABLE audit_kept",
+      );
       migrate(
         sql,
         MIGRATIONS.filter((migration) => migration.id < 6),

@@ -29,6 +29,7 @@ async function storeAsBeforeChecks(
       "inbox",
       "purged",
       "audit",
+      "audit_kept",
     ]) {
       sql.exec(`DROP TABLE ${table}`);
     }

@@ -2,7 +2,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { ackBody, claimBody } from "../../domain/schemas";
 import { ackedSchema, claimsSchema, inboxCountsSchema } from "../schemas/inbox";
-import { AUTHENTICATED, problems, WITH_BODY } from "../schemas/problem";
+import { AUTHENTICATED, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import { AGENT, json, sessionParams } from "./common";
 
 const tags = ["Inbox"];
@@ -17,7 +17,7 @@ export const getInbox = createRoute({
   request: { params: sessionParams },
   responses: {
     200: { description: "Counts", ...json(inboxCountsSchema) },
-    ...problems(...AUTHENTICATED),
+    ...problems(...AUTHENTICATED, ...LIMITED),
   },
 });
 

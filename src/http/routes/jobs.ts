@@ -1,8 +1,14 @@
 // Route table, exec jobs: reservation, list, the write_stdin pull, and the runner's completion.
 import { createRoute } from "@hono/zod-openapi";
 import { heartbeatReply } from "../../../shared/exec-wire";
-import { completionBody, heartbeatBody, jobsQuery, reserveJobBody } from "../../domain/schemas";
-import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
+import {
+  completionBody,
+  heartbeatBody,
+  jobsQuery,
+  noFieldsBody,
+  reserveJobBody,
+} from "../../domain/schemas";
+import { AUTHENTICATED, EVERY_ROUTE, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import {
   cancelRequestedSchema,
   completionAcceptedSchema,
@@ -28,7 +34,14 @@ export const reserveJob = createRoute({
   responses: {
     201: { description: "Reserved", ...json(reservationSchema) },
     200: { description: "Already reserved for this command", ...json(reservationSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "job_conflict", "job_expired"),
+    ...problems(
+      ...AUTHENTICATED,
+      ...WITH_BODY,
+      "job_conflict",
+      "job_expired",
+      "quota_exceeded",
+      ...LIMITED,
+    ),
   },
 });
 
@@ -42,7 +55,7 @@ export const listJobs = createRoute({
   request: { params: sessionParams, query: jobsQuery },
   responses: {
     200: { description: "A page; pass `next` back as `after`", ...json(jobsPageSchema) },
-    ...problems(...AUTHENTICATED, "invalid_request"),
+    ...problems(...AUTHENTICATED, "invalid_request", ...LIMITED),
   },
 });
 
@@ -57,7 +70,7 @@ export const getJob = createRoute({
   request: { params: jobParams },
   responses: {
     200: { description: "The job", ...json(jobSchema) },
-    ...problems(...AUTHENTICATED, "job_expired"),
+    ...problems(...AUTHENTICATED, "job_expired", ...LIMITED),
   },
 });
 
@@ -124,9 +137,9 @@ export const cancelJob = createRoute({
   description:
     "The runner learns it from its next heartbeat's answer, ends the command and posts its result (`ended_by: kill_request`). Cancel never invents a result: the job runs until the runner posts one or its heartbeat timeout passes. Again → 202, nothing new.",
   security: AGENT,
-  request: { params: jobParams },
+  request: { params: jobParams, body: { required: false, ...json(noFieldsBody) } },
   responses: {
     202: { description: "Requested", ...json(cancelRequestedSchema) },
-    ...problems(...AUTHENTICATED, "invalid_transition", "job_expired"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", "job_expired"),
   },
 });

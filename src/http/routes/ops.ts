@@ -1,9 +1,9 @@
 // Route table, operators: one session's view, audit trail and jobs, the mending actions, and the
 // attention list (GET /v1/ops/sessions).
 import { createRoute } from "@hono/zod-openapi";
-import { eventsQuery, jobsQuery, opsSessionsQuery } from "../../domain/schemas";
+import { eventsQuery, jobsQuery, noFieldsBody, opsSessionsQuery } from "../../domain/schemas";
 import { attentionListSchema, eventsPageSchema, redeliveredSchema } from "../schemas/ops";
-import { AUTHENTICATED, EVERY_ROUTE, problems } from "../schemas/problem";
+import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
 import {
   cancelRequestedSchema,
   completionReplySchema,
@@ -106,10 +106,10 @@ export const opsRedeliver = createRoute({
   tags,
   summary: "Redeliver a failed resume (a new resume_id)",
   security: OPERATOR,
-  request: { params: opsParams },
+  request: { params: opsParams, body: { required: false, ...json(noFieldsBody) } },
   responses: {
     200: { description: "The new resume", ...json(redeliveredSchema) },
-    ...problems(...AUTHENTICATED, "invalid_transition"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition"),
   },
 });
 
@@ -120,10 +120,10 @@ export const opsExpireWait = createRoute({
   tags,
   summary: "Expire the armed wait now, as its ceiling would",
   security: OPERATOR,
-  request: { params: opsParams },
+  request: { params: opsParams, body: { required: false, ...json(noFieldsBody) } },
   responses: {
     200: { description: "The session view", ...json(sessionViewSchema) },
-    ...problems(...AUTHENTICATED, "invalid_transition", "inbox_full"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", "inbox_full"),
   },
 });
 
@@ -134,10 +134,10 @@ export const opsMarkLost = createRoute({
   tags,
   summary: "Give a running job the result lost (ended_by operator)",
   security: OPERATOR,
-  request: { params: opsJobParams },
+  request: { params: opsJobParams, body: { required: false, ...json(noFieldsBody) } },
   responses: {
     200: { description: "The completion's outcome", ...json(completionReplySchema) },
-    ...problems(...AUTHENTICATED, "invalid_transition", "inbox_full"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", "inbox_full"),
   },
 });
 
@@ -148,9 +148,9 @@ export const opsCancelJob = createRoute({
   tags,
   summary: "Ask the runner to end a running job (its next heartbeat carries it)",
   security: OPERATOR,
-  request: { params: opsJobParams },
+  request: { params: opsJobParams, body: { required: false, ...json(noFieldsBody) } },
   responses: {
     202: { description: "Requested", ...json(cancelRequestedSchema) },
-    ...problems(...AUTHENTICATED, "invalid_transition", "job_expired"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", "job_expired"),
   },
 });

@@ -6,7 +6,7 @@ import {
   registerRunBody,
   suspendBody,
 } from "../../domain/schemas";
-import { AUTHENTICATED, problems, WITH_BODY } from "../schemas/problem";
+import { AUTHENTICATED, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import { notificationsSchema, runRegisteredSchema, sessionViewSchema } from "../schemas/views";
 import { AGENT, json, runParams, sessionParams } from "./common";
 
@@ -24,7 +24,7 @@ export const registerRun = createRoute({
   request: { params: sessionParams, body: { required: false, ...json(registerRunBody) } },
   responses: {
     201: { description: "The run", ...json(runRegisteredSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "run_conflict"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "run_conflict", ...LIMITED),
   },
 });
 
@@ -40,7 +40,7 @@ export const suspendRun = createRoute({
   request: { params: runParams, body: { required: true, ...json(suspendBody) } },
   responses: {
     200: { description: "The session view", ...json(sessionViewSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition"),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", ...LIMITED),
   },
 });
 
@@ -71,6 +71,12 @@ export const runNotifications = createRoute({
   request: { params: runParams, query: notificationsQuery },
   responses: {
     200: { description: "The counters", ...json(notificationsSchema) },
-    ...problems(...AUTHENTICATED, "invalid_request", "invalid_transition"),
+    ...problems(
+      ...AUTHENTICATED,
+      "invalid_request",
+      "invalid_transition",
+      "too_many_long_polls",
+      ...LIMITED,
+    ),
   },
 });

@@ -1,7 +1,7 @@
 // Route table, sessions and messages: what each route takes and every answer it can give.
 import { createRoute } from "@hono/zod-openapi";
 import { appendMessageBody, createSessionBody, messagesQuery } from "../../domain/schemas";
-import { AUTHENTICATED, EVERY_ROUTE, problems, WITH_BODY } from "../schemas/problem";
+import { AUTHENTICATED, EVERY_ROUTE, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import {
   messageIndexSchema,
   messagesPageSchema,
@@ -25,7 +25,14 @@ export const createSession = createRoute({
   responses: {
     201: { description: "The new session", ...json(sessionViewSchema) },
     // No path id: nothing here can be not found.
-    ...problems(...EVERY_ROUTE, "unauthorized", ...WITH_BODY, "session_exists"),
+    ...problems(
+      ...EVERY_ROUTE,
+      "unauthorized",
+      ...WITH_BODY,
+      "session_exists",
+      "quota_exceeded",
+      ...LIMITED,
+    ),
   },
 });
 
@@ -39,7 +46,7 @@ export const getSession = createRoute({
   request: { params: sessionParams },
   responses: {
     200: { description: "The session view", ...json(sessionViewSchema) },
-    ...problems(...AUTHENTICATED),
+    ...problems(...AUTHENTICATED, ...LIMITED),
   },
 });
 
@@ -66,7 +73,7 @@ export const getSessionStats = createRoute({
   request: { params: sessionParams },
   responses: {
     200: { description: "Counters", ...json(statsSchema) },
-    ...problems(...AUTHENTICATED),
+    ...problems(...AUTHENTICATED, ...LIMITED),
   },
 });
 
@@ -82,7 +89,7 @@ export const appendMessage = createRoute({
   request: { params: sessionParams, body: { required: true, ...json(appendMessageBody) } },
   responses: {
     201: { description: "The message's index", ...json(messageIndexSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "quota_exceeded", ...LIMITED),
   },
 });
 
@@ -98,6 +105,6 @@ export const listMessages = createRoute({
   request: { params: sessionParams, query: messagesQuery },
   responses: {
     200: { description: "A page", ...json(messagesPageSchema) },
-    ...problems(...AUTHENTICATED, "invalid_request"),
+    ...problems(...AUTHENTICATED, "invalid_request", ...LIMITED),
   },
 });

@@ -14,7 +14,7 @@ const DESCRIPTIONS: Record<number, string> = {
   415: "Not a JSON media type, or a charset label other than UTF-8",
   416: "The range starts past the end of the output: Content-Range names its size",
   422: "A part whose bytes do not match its length or SHA-256, malformed JSON, JSON nested deeper than 128 levels, or a body, query or path that fails validation",
-  429: "The inbox backlog is full: retry after Retry-After seconds",
+  429: "Too many: the inbox backlog is full, a quota is reached, too many long-polls are open, or the token's rate limit: retry after Retry-After seconds",
   500: "Internal error, or the Worker is misconfigured",
   503: "The session could not be opened or served now (its storage out of memory, the object overloaded): retry after Retry-After seconds",
 };
@@ -102,3 +102,5 @@ export const AUTHENTICATED: ErrorCode[] = [
 ];
 /** Routes with a JSON body or a query add its validation failures. */
 export const WITH_BODY: ErrorCode[] = ["unsupported_media_type", "invalid_request"];
+/** Agent routes counted by the rate limit per token (src/http/rate-limit.ts; not the drains). */
+export const LIMITED: ErrorCode[] = ["rate_limited"];

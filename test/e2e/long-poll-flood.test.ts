@@ -1,0 +1,94 @@
+// Issue 25 item 6 against real `wrangler dev`: many parallel long-polls get 429 past the
+// per-session and per-tenant quotas, the ones taken answer, and the service stays up (10,000 of
+// them used to take its front process down). The tenant quota is lowered to 20 for the run. And
+// the rate-limiting binding wrangler.toml declares works under `wrangler dev` 4.86.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { api, startWranglerDev, type WranglerDev } from "../support/local-stack";
+
+let dev: WranglerDev | undefined;
+const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-polls-"));
+afterAll(async () => {
+  await dev?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+async function sessionWithRun(base: string, sid: string): Promise<string> {
+  expect((await api(base, "POST", "/v1/sessions", { id: sid })).status).toBe(201);
+  const run = await api(base, "POST", `/v1/sessions/${sid}/runs`, {});
+  expect(run.status).toBe(201);
+  return run.body.run_id;
+}
+
+describe("a flood of long-polls under wrangler dev", () => {
+  it("600 parallel long-polls over 5 sessions: 8 per session and 20 for the tenant are held, the rest get 429 with Retry-After, and the service answers throughout", async () => {
+    dev = await startWranglerDev(stateDir, "any", { QUOTA_LONG_POLLS_PER_TENANT: "20" });
+    const base = dev.base;
+    const sessions: Array<{ sid: string; runId: string }> = [];
+    for (let i = 0; i < 5; i += 1) {
+      const sid = `polls-${i}`;
+      sessions.push({ sid, runId: await sessionWithRun(base, sid) });
+    }
+    const polls = Array.from({ length: 600 }, (_, i) => {
+      const { sid, runId } = sessions[i % sessions.length]!;
+      return api(
+        base,
+        "GET",
+        `/v1/sessions/${sid}/runs/${runId}/notifications?after=0&wait_ms=8000`,
+      );
+    });
+    // While they are open, the service answers other requests.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const health = await api(base, "GET", "/healthz", undefined, null);
+    expect(health.status).toBe(200);
+    const view = await api(base, "GET", `/v1/sessions/${sessions[0]!.sid}`);
+    expect(view.status).toBe(200);
+
+    const answers = await Promise.all(polls);
+    const held = answers.filter((answer) => answer.status === 200);
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(held.length + refused.length).toBe(600);
+    // At most 8 per session (40), and the tenant's 20 bound them first.
+    expect(held.length).toBe(20);
+    for (const answer of refused) {
+      expect(answer.body.code).toBe("too_many_long_polls");
+      expect(answer.headers.get("retry-after")).toBe("1");
+    }
+    const scopes = new Set(
+      refused.map((answer) => /per_(session|tenant)/.exec(answer.body.detail)?.[0]),
+    );
+    expect(scopes.has("per_tenant")).toBe(true);
+    // Once they ended, long-polls are taken again.
+    const { sid, runId } = sessions[1]!;
+    const again = await api(
+      base,
+      "GET",
+      `/v1/sessions/${sid}/runs/${runId}/notifications?after=0&wait_ms=100`,
+    );
+    expect(again.status).toBe(200);
+  }, 120_000);
+
+  it("the rate-limiting binding of wrangler.toml answers 429 rate_limited past 1,000 requests of one token in 10 s, and a claim still works", async () => {
+    const base = (dev as WranglerDev).base;
+    const sid = "rate-0";
+    expect((await api(base, "POST", "/v1/sessions", { id: sid })).status).toBe(201);
+    let refused: Awaited<ReturnType<typeof api>> | undefined;
+    let sent = 0;
+    while (refused === undefined && sent < 3_000) {
+      const batch = await Promise.all(
+        Array.from({ length: 100 }, () => api(base, "GET", `/v1/sessions/${sid}`)),
+      );
+      sent += batch.length;
+      expect(batch.filter((answer) => answer.status !== 200 && answer.status !== 429)).toEqual([]);
+      refused = batch.find((answer) => answer.status === 429);
+    }
+    expect(refused?.body.code).toBe("rate_limited");
+    expect(refused?.headers.get("retry-after")).toBe("10");
+    expect(sent).toBeGreaterThanOrEqual(900);
+    const claim = await api(base, "POST", `/v1/sessions/${sid}/inbox/claim`, {});
+    expect([claim.status, claim.body.claims]).toEqual([200, []]);
+    expect((await api(base, "DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+  }, 120_000);
+});
