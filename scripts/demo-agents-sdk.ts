@@ -46,11 +46,14 @@ export async function agentsSdkDemo(): Promise<void> {
     step("the agent called exec_command; its turn ended", JSON.stringify(await answer.json()));
     step("session", `status=${(await inbox.getSession(sessionId)).status}`);
     const deadline = Date.now() + 30_000;
-    let messages: Array<{ content: unknown }> = [];
+    let messages: Array<{ role: string; content: unknown }> = [];
     for (;;) {
       messages = ((await (await fetch(`${agentUrl}/transcript`)).json()) as { messages: [] })
         .messages;
-      if (JSON.stringify(messages.at(-1) ?? "").includes("inbox-result")) break;
+      // The runtime message names the output too: wait for the model's own answer after it.
+      const last = messages.at(-1);
+      if (last?.role === "assistant" && JSON.stringify(last.content).includes("inbox-result"))
+        break;
       if (Date.now() > deadline) throw new Error("the agent never answered with the output");
       await sleep(100);
     }
@@ -65,6 +68,13 @@ export async function agentsSdkDemo(): Promise<void> {
       "the agent read it with write_stdin and answered",
       JSON.stringify(messages.at(-1)?.content),
     );
+    let settled = await inbox.getSession(sessionId);
+    while (settled.status !== "idle" && Date.now() < deadline) {
+      await sleep(100);
+      settled = await inbox.getSession(sessionId);
+    }
+    step("acked and finished", `status=${settled.status}, inbox pending=${settled.inbox.pending}`);
+    if (settled.status !== "idle") throw new Error(`expected idle, got ${settled.status}`);
     if (runtime.length !== 1) throw new Error("unexpected end state");
     step("agents-sdk demo passed: an Agents SDK agent woken exactly once through its binding");
   } finally {

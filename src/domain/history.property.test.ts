@@ -20,7 +20,8 @@ describe("the domain under random histories", () => {
       ),
       { numRuns: inject("propertyRuns"), seed: 20261130 },
     );
-  });
+    // 10,000 histories are CPU-bound: seconds on a quiet machine, more beside other test files.
+  }, 120_000);
 
   it("histories that start with no session hold too", () => {
     fc.assert(

@@ -74,7 +74,9 @@ const turnOf = (model: Model, maxTurns?: number, tools: Agent["tools"] = []) =>
 
 describe("openAiAgentsTurn", () => {
   it("sends each input schema as JSON Schema with only cmd / session_id required", () => {
-    const [exec, stdin] = execFunctionTools(fakeContext().ctx);
+    const tools = execFunctionTools(fakeContext().ctx);
+    const exec = tools.find((t) => t.name === "exec_command");
+    const stdin = tools.find((t) => t.name === "write_stdin");
     expect(exec?.parameters).toMatchObject({ type: "object", required: ["cmd"] });
     expect(stdin?.parameters).toMatchObject({ type: "object", required: ["session_id"] });
     expect(
