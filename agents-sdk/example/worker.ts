@@ -1,7 +1,8 @@
 // An example agent Worker on the kit: `ShellAgent` (one agent per exec-inbox session), the
 // `ExecInboxWake` entrypoint exec-inbox's binding calls, and a small HTTP front to talk to an agent
 // (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`). Its model is the scripted
-// one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result.
+// one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result;
+// a message ending in `fail: model` makes the model fail.
 import { getAgentByName } from "agents";
 import { RunnerClient } from "../../agent/runner-client";
 import { scriptedModel } from "../../agent/scripted-model";
@@ -31,7 +32,14 @@ export class ShellAgent extends ExecInboxAgent<Env> {
         fetch: (request) => this.env.EXEC_INBOX.fetch(request),
       }),
       runner: new RunnerClient({ baseUrl: this.env.RUNNER_URL, token: this.env.RUNNER_TOKEN }),
-      model: scriptedModel((prompt) => this.prompts.push(prompt)),
+      // A human message that says `fail: model` plays a provider that keeps failing.
+      model: scriptedModel((prompt) => {
+        this.prompts.push(prompt);
+        const last = prompt.at(-1);
+        if (last?.role === "user" && JSON.stringify(last.content).includes("fail: model")) {
+          throw new Error("the model provider is unavailable (fail: model)");
+        }
+      }),
     };
   }
 
@@ -54,7 +62,12 @@ export default {
     const agent = await getAgentByName(env.SHELL_AGENT, sessionId);
     if (action === "prompt" && request.method === "POST") {
       const { text } = (await request.json()) as { text: string };
-      return Response.json({ answer: await agent.prompt(text) });
+      try {
+        return Response.json({ answer: await agent.prompt(text) });
+      } catch (error) {
+        // The model failed on every attempt (the run was ended), or exec-inbox refused the run.
+        return Response.json({ error: String(error) }, { status: 502 });
+      }
     }
     if (action === "transcript") {
       return Response.json({ messages: JSON.parse(await agent.transcript()) });
