@@ -25,6 +25,8 @@ export class WakeTarget extends WorkerEntrypoint {
     // A promise nothing can settle is cancelled by workerd at once ("will never generate a
     // response"): a timer that outlasts the caller's deadline is what a stuck agent looks like.
     if (next === "hang") await new Promise((resolve) => setTimeout(resolve, 60_000));
+    // A value Workers RPC cannot serialize (a class instance): the wake ran, the call fails.
+    if (next === "unserializable") return new (class Opaque { x = 1; })();
     return { ok: true };
   }
 

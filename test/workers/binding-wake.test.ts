@@ -267,4 +267,14 @@ describe("naming a binding", () => {
     expect(trail.filter((e) => e.type === "delivery" && e.resume_id === old)).toEqual([]);
     expect(await api.view(sid)).toMatchObject({ status: "idle", resume: null });
   }, 30_000);
+
+  it("a wake() whose return value Workers RPC cannot serialize is a failed attempt, retried with the same resume_id", async () => {
+    const sid = api.uniqueId("bw-unserializable");
+    await wokenThroughBinding(sid, ["unserializable"]);
+    await api.until(async () => expect(await wakes(sid)).toHaveLength(2), 10_000);
+    const calls = await wakes(sid);
+    expect(calls[1]!.resume.resume_id).toBe(calls[0]!.resume.resume_id);
+    const trail = (await events(sid)).filter((e) => e.type === "delivery");
+    expect(trail.find((e) => e.attempt === 1)).toMatchObject({ error: expect.any(String) });
+  }, 20_000);
 });
