@@ -22,6 +22,8 @@ interface Env {
 export class ShellAgent extends ExecInboxAgent<Env> {
   /** Every prompt the model was given in this instance (for tests and the demo's log). */
   private readonly prompts: unknown[] = [];
+  /** Claims still to fail with a 503 (`POST /agents/<sid>/outage {"claims": n}`): an outage drill. */
+  private failingClaims = 0;
 
   protected execInbox(): ExecInboxSettings {
     return {
@@ -29,7 +31,19 @@ export class ShellAgent extends ExecInboxAgent<Env> {
       inbox: new ExecInboxClient({
         baseUrl: "http://127.0.0.1",
         token: this.env.EXEC_INBOX_TOKEN,
-        fetch: (request) => this.env.EXEC_INBOX.fetch(request),
+        fetch: (request) => {
+          if (this.failingClaims > 0 && new URL(request.url).pathname.endsWith("/inbox/claim")) {
+            this.failingClaims -= 1;
+            const problem = {
+              title: "outage drill",
+              status: 503,
+              code: "unavailable",
+              detail: "outage drill",
+            };
+            return Promise.resolve(Response.json(problem, { status: 503 }));
+          }
+          return this.env.EXEC_INBOX.fetch(request);
+        },
       }),
       runner: new RunnerClient({ baseUrl: this.env.RUNNER_URL, token: this.env.RUNNER_TOKEN }),
       // A human message that says `fail: model` plays a provider that keeps failing.
@@ -43,6 +57,10 @@ export class ShellAgent extends ExecInboxAgent<Env> {
     };
   }
 
+  outage(claims: number): void {
+    this.failingClaims = claims;
+  }
+
   modelPrompts(): string {
     return JSON.stringify(this.prompts);
   }
@@ -50,7 +68,7 @@ export class ShellAgent extends ExecInboxAgent<Env> {
 
 export class ExecInboxWake extends execInboxWake<Env, ShellAgent>((env) => env.SHELL_AGENT) {}
 
-const AGENT_PATH = /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts)$/;
+const AGENT_PATH = /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts|outage)$/;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -68,6 +86,11 @@ export default {
         // The model failed on every attempt (the run was ended), or exec-inbox refused the run.
         return Response.json({ error: String(error) }, { status: 502 });
       }
+    }
+    if (action === "outage" && request.method === "POST") {
+      const { claims } = (await request.json()) as { claims: number };
+      await agent.outage(claims);
+      return Response.json({ ok: true });
     }
     if (action === "transcript") {
       return Response.json({ messages: JSON.parse(await agent.transcript()) });

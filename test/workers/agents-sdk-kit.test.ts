@@ -283,4 +283,27 @@ describe("the Agents SDK kit", () => {
     expect(next.status).toBe(200);
     expect(await api.view(sid)).toMatchObject({ status: "idle", run: null });
   }, 30_000);
+
+  it("a turn that fails on exec-inbox keeps its stored run and is retried by the agent's scheduler until it ends", async () => {
+    const sid = api.uniqueId("sdk-outage");
+    await api.call("POST", "/v1/sessions", {
+      body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+    });
+    // Every claim of the first pass fails (the client's own five tries, all 503).
+    await env.SHELL_AGENT_HTTP.fetch(`http://agent/agents/${sid}/outage`, {
+      method: "POST",
+      body: JSON.stringify({ claims: 5 }),
+    });
+    const failed = await promptAgent(sid, "hello through an outage");
+    expect(failed.status).toBe(502);
+    expect((await api.view(sid)).run).not.toBeNull();
+    // The scheduled retry drives the stored run: the human's turn is answered and the run ends.
+    await api.until(
+      async () => expect(await api.view(sid)).toMatchObject({ status: "idle", run: null }),
+      20_000,
+    );
+    const messages = await transcript(sid);
+    expect(messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+    expect((await promptAgent(sid, "are you there?")).status).toBe(200);
+  }, 40_000);
 });
