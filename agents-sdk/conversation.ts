@@ -9,6 +9,11 @@ export interface ActiveRun {
   readonly runId: string;
   /** The resume it took, or null for a human message. */
   readonly resumeId: string | null;
+  /**
+   * False while a human message's run id is stored but its registration is unconfirmed (the
+   * answer may have been lost): the next prompt registers the same id again. Absent: registered.
+   */
+  readonly registered?: boolean;
 }
 
 /** The small state row (persisted as JSON columns: evolve by adding optional fields). */

@@ -20,15 +20,37 @@ export interface ExecInboxSettings {
   /** How long a claim holds the envelopes while the turn runs (default 60 s). */
   readonly leaseMs?: number;
   readonly heartbeatTimeoutMs?: number;
+  /**
+   * The exec-inbox tenant whose sessions this agent serves (default "default"). A binding allowed
+   * for several tenants receives all their wakes; a wake for another tenant is inert ("foreign").
+   */
+  readonly tenant?: string;
+  /** Model calls per turn before the turn is given up and the run ended (default 3). */
+  readonly modelAttempts?: number;
   readonly log?: (line: string) => void;
 }
 
 /** What a wake came to; any answer is a delivery for exec-inbox (only a throw is retried). */
 export type WakeAnswer =
   | { readonly taken: true; readonly runId: string }
-  | { readonly taken: false; readonly reason: "duplicate" | "stale" | "busy" | "gone" };
+  | {
+      readonly taken: false;
+      readonly reason: "duplicate" | "stale" | "busy" | "gone" | "foreign";
+    };
 
 const MAX_ROUNDS = 8;
+/** suspend takes at most 64 handles: a wait on the first 64 (`all`) wakes when they end. */
+const MAX_WAIT_HANDLES = 64;
+/** Backoff of the durable retries of a stored run (Agents SDK schedule): 2 s doubling, ≤ 5 min. */
+const retryDelaySeconds = (attempt: number): number => Math.min(300, 2 ** Math.min(attempt, 9));
+
+/** The model failed on every attempt: the run was ended, the human's turn not taken. */
+export class ModelTurnError extends Error {
+  constructor(sessionId: string, cause: unknown) {
+    super(`session ${sessionId}: the model failed: ${String(cause)}`, { cause });
+    this.name = "ModelTurnError";
+  }
+}
 const DEFAULT_SYSTEM =
   "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
 
@@ -79,7 +101,8 @@ export abstract class ExecInboxAgent<
 
   /** A subclass that overrides onStart calls super.onStart(): a run cut off by a restart goes on. */
   override async onStart(): Promise<void> {
-    if (this.conversation.state().activeRun !== null) void this.drive();
+    const run = this.conversation.state().activeRun;
+    if (run !== null && run.registered !== false) this.driveInBackground();
   }
 
   /**
@@ -93,28 +116,30 @@ export abstract class ExecInboxAgent<
   /**
    * exec-inbox woke this session (through the binding's entrypoint). Registering a run for the
    * resume takes it; the turns then run in the background, so the wake answers at once. A resume
-   * already taken, replaced or replayed is inert.
+   * already taken, replaced or replayed is inert, and so is another tenant's. Nothing here touches
+   * the conversation before exec-inbox accepted the resume: a wake names a lifetime, and only a
+   * registered run proves it is the session's current one.
    */
   async wakeFromInbox(resume: ResumePayload): Promise<WakeAnswer> {
+    const { inbox, tenant = "default" } = this.execInbox();
+    // Another tenant's session with this id, woken through the same binding: not this agent's.
+    if (resume.tenant !== tenant) return { taken: false, reason: "foreign" };
     if (this.driving !== null) await this.driving.catch(() => "");
     const conversation = this.conversation;
     if (conversation.hasSeenResume(resume.resume_id)) return { taken: false, reason: "duplicate" };
-    let state = conversation.state();
-    if (state.lifetime !== null && state.lifetime !== resume.lifetime) {
-      // The session was deleted and created again: its old conversation is no more.
-      conversation.reset(resume.lifetime);
-      state = conversation.state();
-    }
-    const { inbox } = this.execInbox();
-    let runId: string;
+    // Derived from the resume: a redelivery after a lost answer registers the same run again.
+    let runId = `run-${resume.resume_id}`;
     try {
-      runId = (
-        await retrying(() => inbox.registerRun(this.sessionId, { resume_id: resume.resume_id }))
-      ).run_id;
+      await retrying(() =>
+        inbox.registerRun(this.sessionId, { run_id: runId, resume_id: resume.resume_id }),
+      );
     } catch (error) {
       if (gone(error)) return { taken: false, reason: "gone" };
       if (conflict(error, "invalid_transition")) {
-        conversation.commit({ state, resumeId: resume.resume_id });
+        // Remembered only for this lifetime's conversation; the state itself is left as it is.
+        if (conversation.state().lifetime === resume.lifetime) {
+          conversation.commit({ state: conversation.state(), resumeId: resume.resume_id });
+        }
         return { taken: false, reason: "stale" };
       }
       if (!conflict(error, "run_conflict")) throw error;
@@ -125,38 +150,106 @@ export abstract class ExecInboxAgent<
       }
       runId = view.run.run_id;
     }
+    // exec-inbox took the resume: its lifetime is the session's current one.
+    this.adoptLifetime(resume.lifetime);
     conversation.commit({
       state: {
-        ...state,
+        ...conversation.state(),
         lifetime: resume.lifetime,
         activeRun: { runId, resumeId: resume.resume_id },
       },
       resumeId: resume.resume_id,
     });
-    void this.drive().catch((error: unknown) => this.log(`the woken run failed: ${String(error)}`));
+    this.driveInBackground();
     return { taken: true, runId };
   }
 
   /** A human message: one run, its turns, and the model's answer. */
   async prompt(text: string): Promise<string> {
     if (this.driving !== null) await this.driving.catch(() => "");
+    const conversation = this.conversation;
+    const stored = conversation.state().activeRun;
+    // A run left by a failure (its durable retry not yet due): it goes first.
+    if (stored !== null && stored.registered !== false) await this.drive();
     const { inbox } = this.execInbox();
-    const { run_id: runId } = await retrying(() => inbox.registerRun(this.sessionId, {}));
-    let state = this.conversation.state();
-    if (state.lifetime === null) {
-      state = { ...state, lifetime: (await inbox.getSession(this.sessionId)).lifetime };
+    // Stored before it is registered: a lost answer is retried with the same id, never a second run.
+    const pending = conversation.state().activeRun;
+    const runId =
+      pending !== null && pending.registered === false && pending.resumeId === null
+        ? pending.runId
+        : `run-${crypto.randomUUID()}`;
+    conversation.commit({
+      state: { ...conversation.state(), activeRun: { runId, resumeId: null, registered: false } },
+    });
+    try {
+      await retrying(() => inbox.registerRun(this.sessionId, { run_id: runId }));
+    } catch (error) {
+      // Refused (another run is active, the session is gone): nothing was registered.
+      if (error instanceof ExecInboxError && error.problem.status < 500) {
+        conversation.commit({ state: { ...conversation.state(), activeRun: null } });
+      }
+      throw error;
     }
-    this.conversation.commit({
-      state: { ...state, activeRun: { runId, resumeId: null }, turnOwed: true },
+    // The lifetime the run was registered in, learned at every prompt: after a delete and a
+    // re-create the old conversation is no more, and the human's message starts the new one.
+    const view = await retrying(() => inbox.getSession(this.sessionId));
+    this.adoptLifetime(view.lifetime);
+    conversation.commit({
+      state: {
+        ...conversation.state(),
+        lifetime: view.lifetime,
+        activeRun: { runId, resumeId: null },
+        turnOwed: true,
+      },
       messages: [{ role: "user", content: text }],
     });
     return this.drive();
   }
 
-  private drive(): Promise<string> {
-    this.driving ??= this.turns().finally(() => {
-      this.driving = null;
-    });
+  /**
+   * The Agents SDK's scheduler calls this: a stored run that failed (exec-inbox unreachable, a
+   * refusal beyond retrying) is driven again, with a longer wait after each failure.
+   */
+  async retryStoredRun(payload: { attempt: number }): Promise<void> {
+    const run = this.conversation.state().activeRun;
+    if (run === null || run.registered === false) return;
+    await this.drive(payload.attempt).catch(() => "");
+  }
+
+  /** A new lifetime confirmed by exec-inbox: the old lifetime's conversation goes. */
+  private adoptLifetime(lifetime: string): void {
+    const state = this.conversation.state();
+    if (state.lifetime !== null && state.lifetime !== lifetime) {
+      const run = state.activeRun;
+      this.conversation.reset(lifetime);
+      // The run just registered (stored before the reset) is the new lifetime's.
+      if (run !== null) {
+        this.conversation.commit({ state: { ...this.conversation.state(), activeRun: run } });
+      }
+    }
+  }
+
+  private driveInBackground(): void {
+    this.drive().catch((error: unknown) => this.log(`the woken run failed: ${String(error)}`));
+  }
+
+  /**
+   * The turn loop, one at a time, kept alive (keepAliveWhile) so the object is not evicted
+   * mid-turn. A failure other than the model's keeps the stored run and schedules its retry.
+   */
+  private drive(attempt = 0): Promise<string> {
+    this.driving ??= this.keepAliveWhile(() => this.turns())
+      .catch(async (error: unknown) => {
+        if (!(error instanceof ModelTurnError) && this.conversation.state().activeRun !== null) {
+          const delay = retryDelaySeconds(attempt + 1);
+          this.log(`the run failed (${String(error)}); retrying in ${delay} s`);
+          await this.schedule(delay, "retryStoredRun", { attempt: attempt + 1 });
+        }
+        throw error;
+      })
+      .finally(() => {
+        this.driving = null;
+      });
     return this.driving;
   }
 
@@ -166,7 +259,7 @@ export abstract class ExecInboxAgent<
     const { inbox, leaseMs = 60_000 } = settings;
     const conversation = this.conversation;
     const run = conversation.state().activeRun;
-    if (run === null) return "";
+    if (run === null || run.registered === false) return "";
     let answer = "";
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const { claims } = await retrying(() =>
@@ -195,7 +288,25 @@ export abstract class ExecInboxAgent<
           applied: fresh.map((claim) => claim.envelope.id),
         });
       }
-      const turn = await this.modelTurn(settings, state);
+      // Commands a failed attempt started still run (reserved and armed): the run waits for them.
+      const started = new Set<string>();
+      let turn: Awaited<ReturnType<typeof this.modelTurn>>;
+      try {
+        turn = await this.modelTurnWithRetries(settings, state, started);
+      } catch (error) {
+        // The provider keeps failing: end the run (suspend on what still runs, else finish) so
+        // the session is not left running with nobody to drive it. The claims stay unacked:
+        // their lease ends and the next run reads them.
+        this.log(`the model failed (${String(error)}); ending the run`);
+        const ended = {
+          ...conversation.state(),
+          running: [...new Set([...state.running, ...started])],
+          turnOwed: false,
+        };
+        await this.endTurn(inbox, ended, run.runId);
+        conversation.commit({ state: { ...ended, activeRun: null } });
+        throw new ModelTurnError(this.sessionId, error);
+      }
       conversation.commit({
         state: { ...conversation.state(), running: turn.running, turnOwed: false },
         messages: turn.messages,
@@ -209,8 +320,29 @@ export abstract class ExecInboxAgent<
     return answer;
   }
 
-  private async modelTurn(settings: ExecInboxSettings, state: ConversationState) {
-    const running = new Set(state.running);
+  /** The AI SDK retries retryable API errors itself; this also covers the rest. */
+  private async modelTurnWithRetries(
+    settings: ExecInboxSettings,
+    state: ConversationState,
+    started: Set<string>,
+  ) {
+    const attempts = settings.modelAttempts ?? 3;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.modelTurn(settings, state, started);
+      } catch (error) {
+        if (attempt >= attempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private async modelTurn(
+    settings: ExecInboxSettings,
+    state: ConversationState,
+    started: Set<string>,
+  ) {
+    const running = new Set([...state.running, ...started]);
     const result = await generateText({
       model: settings.model,
       system: settings.system ?? DEFAULT_SYSTEM,
@@ -219,8 +351,14 @@ export abstract class ExecInboxAgent<
         inbox: settings.inbox,
         runner: settings.runner,
         sessionId: this.sessionId,
-        onBackground: (handle) => running.add(handle),
-        onEnded: (handle) => running.delete(handle),
+        onBackground: (handle) => {
+          running.add(handle);
+          started.add(handle);
+        },
+        onEnded: (handle) => {
+          running.delete(handle);
+          started.delete(handle);
+        },
         ...(settings.heartbeatTimeoutMs === undefined
           ? {}
           : { heartbeatTimeoutMs: settings.heartbeatTimeoutMs }),
@@ -245,16 +383,18 @@ export abstract class ExecInboxAgent<
       }
     };
     if (state.running.length > 0) {
-      const armed = (await inbox.getSession(this.sessionId)).waiting_for_bash;
+      // At most 64 handles a wait: `all` of the first 64 wakes the agent, which waits on the rest.
+      const waitFor = state.running.slice(0, MAX_WAIT_HANDLES);
+      const armed = (await retrying(() => inbox.getSession(this.sessionId))).waiting_for_bash;
       const same =
         armed !== null &&
-        armed.handles.length === state.running.length &&
-        state.running.every((handle) => armed.handles.includes(handle));
+        armed.handles.length === waitFor.length &&
+        waitFor.every((handle) => armed.handles.includes(handle));
       if (!same) {
         await ended(() =>
-          inbox.suspend(this.sessionId, runId, { waiting_for: [...state.running], wake: "all" }),
+          inbox.suspend(this.sessionId, runId, { waiting_for: [...waitFor], wake: "all" }),
         );
-        this.log(`suspended on ${state.running.join(", ")}`);
+        this.log(`suspended on ${waitFor.join(", ")}`);
         return;
       }
     }

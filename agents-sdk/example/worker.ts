@@ -1,7 +1,8 @@
 // An example agent Worker on the kit: `ShellAgent` (one agent per exec-inbox session), the
 // `ExecInboxWake` entrypoint exec-inbox's binding calls, and a small HTTP front to talk to an agent
 // (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`). Its model is the scripted
-// one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result.
+// one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result;
+// a message ending in `fail: model` makes the model fail.
 import { getAgentByName } from "agents";
 import { RunnerClient } from "../../agent/runner-client";
 import { scriptedModel } from "../../agent/scripted-model";
@@ -21,6 +22,8 @@ interface Env {
 export class ShellAgent extends ExecInboxAgent<Env> {
   /** Every prompt the model was given in this instance (for tests and the demo's log). */
   private readonly prompts: unknown[] = [];
+  /** Claims still to fail with a 503 (`POST /agents/<sid>/outage {"claims": n}`): an outage drill. */
+  private failingClaims = 0;
 
   protected execInbox(): ExecInboxSettings {
     return {
@@ -28,11 +31,34 @@ export class ShellAgent extends ExecInboxAgent<Env> {
       inbox: new ExecInboxClient({
         baseUrl: "http://127.0.0.1",
         token: this.env.EXEC_INBOX_TOKEN,
-        fetch: (request) => this.env.EXEC_INBOX.fetch(request),
+        fetch: (request) => {
+          if (this.failingClaims > 0 && new URL(request.url).pathname.endsWith("/inbox/claim")) {
+            this.failingClaims -= 1;
+            const problem = {
+              title: "outage drill",
+              status: 503,
+              code: "unavailable",
+              detail: "outage drill",
+            };
+            return Promise.resolve(Response.json(problem, { status: 503 }));
+          }
+          return this.env.EXEC_INBOX.fetch(request);
+        },
       }),
       runner: new RunnerClient({ baseUrl: this.env.RUNNER_URL, token: this.env.RUNNER_TOKEN }),
-      model: scriptedModel((prompt) => this.prompts.push(prompt)),
+      // A human message that says `fail: model` plays a provider that keeps failing.
+      model: scriptedModel((prompt) => {
+        this.prompts.push(prompt);
+        const last = prompt.at(-1);
+        if (last?.role === "user" && JSON.stringify(last.content).includes("fail: model")) {
+          throw new Error("the model provider is unavailable (fail: model)");
+        }
+      }),
     };
+  }
+
+  outage(claims: number): void {
+    this.failingClaims = claims;
   }
 
   modelPrompts(): string {
@@ -42,7 +68,7 @@ export class ShellAgent extends ExecInboxAgent<Env> {
 
 export class ExecInboxWake extends execInboxWake<Env, ShellAgent>((env) => env.SHELL_AGENT) {}
 
-const AGENT_PATH = /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts)$/;
+const AGENT_PATH = /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts|outage)$/;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -54,7 +80,17 @@ export default {
     const agent = await getAgentByName(env.SHELL_AGENT, sessionId);
     if (action === "prompt" && request.method === "POST") {
       const { text } = (await request.json()) as { text: string };
-      return Response.json({ answer: await agent.prompt(text) });
+      try {
+        return Response.json({ answer: await agent.prompt(text) });
+      } catch (error) {
+        // The model failed on every attempt (the run was ended), or exec-inbox refused the run.
+        return Response.json({ error: String(error) }, { status: 502 });
+      }
+    }
+    if (action === "outage" && request.method === "POST") {
+      const { claims } = (await request.json()) as { claims: number };
+      await agent.outage(claims);
+      return Response.json({ ok: true });
     }
     if (action === "transcript") {
       return Response.json({ messages: JSON.parse(await agent.transcript()) });

@@ -15,6 +15,7 @@ import {
   nextDueAt,
   oldestRetained,
   recordDelivery,
+  recordDeliveryRule,
   tick,
   withDueAttempt,
 } from "./delivery";
@@ -441,5 +442,53 @@ describe("the change of claimable items a decision makes", () => {
     const acked = ok(ack(claimed, Object.keys(claimed.inbox), lapsed)).writes;
     expect(claimableChange(claimed, acked, lapsed)).toBe(-1);
     expect(claimableChange(null, acked, lapsed)).toBe(0);
+  });
+});
+
+describe("an attempt's outcome in the audit trail", () => {
+  const outcomeOf = (state: State, lifetime: string) => {
+    const cmd = {
+      resumeId: "rs-1",
+      lifetime,
+      delivered: true,
+      error: null,
+      random: 0.5,
+      event: {
+        type: "delivery" as const,
+        resume_id: "rs-1",
+        attempt: 1,
+        status: 200,
+        error: null,
+        duration_ms: 5,
+      },
+    };
+    const loaded = { session: state, pending: () => 0, retainedSince: null, overdue: null };
+    const decision = ok(recordDeliveryRule.decide(loaded, cmd, at(T0 + 10)));
+    return {
+      state: decision.state,
+      events: recordDeliveryRule.events?.(cmd, null, decision.state, state) ?? [],
+    };
+  };
+
+  it("a delivery of this lifetime is recorded, and its event is in the trail", () => {
+    const sent = fire(woken(), T0).state;
+    const outcome = outcomeOf(sent, sent.lifetime);
+    expect(outcome.state.resume).toMatchObject({ state: "delivered" });
+    expect(outcome.events).toHaveLength(1);
+  });
+
+  it("a delivery taken by a run meanwhile still has its event in the trail of its lifetime", () => {
+    const sent = fire(woken(), T0).state;
+    const taken = ok(registerRun(sent, { runId: "run-1", resumeId: "rs-1" }, T0 + 5)).state;
+    expect(outcomeOf(taken, taken.lifetime).events).toHaveLength(1);
+  });
+
+  it("a delivery that outlived its lifetime changes nothing and is not in the next lifetime's trail", () => {
+    const sent = fire(woken(), T0).state;
+    // The session was deleted and created again while the attempt was on the wire.
+    const next = { ...sent, lifetime: "lt-next" };
+    const outcome = outcomeOf(next, sent.lifetime);
+    expect(outcome.state).toEqual(next);
+    expect(outcome.events).toEqual([]);
   });
 });

@@ -328,12 +328,22 @@ export function recordDelivery(
 
 type DeliveryCmd = Parameters<typeof recordDelivery>[1];
 
-/** An attempt's outcome, recorded after the POST; `event` is the trail's record of it. */
-export const recordDeliveryRule: Rule<DeliveryCmd & { event: AuditEvent }, null> = {
-  needs: coreOnly,
-  decide: ({ session }, cmd, ctx) => recordDelivery(session, cmd, ctx),
-  events: (cmd) => [cmd.event],
-};
+/**
+ * An attempt's outcome, recorded after the POST; `event` is the trail's record of it. `lifetime`
+ * is the one the attempt woke: a delivery that outlived it (the session was deleted and created
+ * again while the POST or the wake was on the wire) changes nothing and is not put into the new
+ * lifetime's trail. Within its lifetime the event is recorded as before, also when a run took the
+ * resume meanwhile.
+ */
+export const recordDeliveryRule: Rule<DeliveryCmd & { lifetime: string; event: AuditEvent }, null> =
+  {
+    needs: coreOnly,
+    decide: ({ session }, cmd, ctx) =>
+      session.lifetime === cmd.lifetime
+        ? recordDelivery(session, cmd, ctx)
+        : decided(session, null),
+    events: (cmd, _value, _state, before) => (before.lifetime === cmd.lifetime ? [cmd.event] : []),
+  };
 
 /**
  * The earliest time any timer of the session falls due; null when nothing is pending. With

@@ -108,6 +108,7 @@ async function deliver(k: Kernel, effect: Effect): Promise<void> {
   // The fetch let other requests in: the domain re-checks that this resume is still the one due.
   const committed = k.execute(recordDeliveryRule, {
     resumeId: effect.payload.resume_id,
+    lifetime: effect.payload.lifetime,
     delivered: outcome.delivered,
     error: outcome.delivered ? null : outcome.error,
     random: Math.random(),

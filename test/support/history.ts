@@ -370,6 +370,7 @@ export class History {
             command,
             this.decide(recordDeliveryRule, {
               resumeId: effect.payload.resume_id,
+              lifetime: effect.payload.lifetime,
               delivered: command.ok,
               error: command.ok ? null : "500",
               random: 0.5,

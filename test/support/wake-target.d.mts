@@ -14,7 +14,7 @@ export interface WakeCall {
   readonly received_at: number;
 }
 
-export type WakeOutcome = "ok" | "throw" | "hang";
+export type WakeOutcome = "ok" | "throw" | "hang" | "unserializable";
 
 export declare class WakeTarget extends WorkerEntrypoint {
   wake(resume: WakeCall["resume"]): Promise<{ ok: true }>;

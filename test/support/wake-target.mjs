@@ -15,6 +15,11 @@ const callsOf = (sessionId) => {
   return list;
 };
 
+/** A class instance: Workers RPC cannot serialize it. */
+class Opaque {
+  x = 1;
+}
+
 export class WakeTarget extends WorkerEntrypoint {
   /** The method exec-inbox calls: "ok" resolves, "throw" rejects, "hang" settles after a minute. */
   async wake(resume) {
@@ -25,6 +30,8 @@ export class WakeTarget extends WorkerEntrypoint {
     // A promise nothing can settle is cancelled by workerd at once ("will never generate a
     // response"): a timer that outlasts the caller's deadline is what a stuck agent looks like.
     if (next === "hang") await new Promise((resolve) => setTimeout(resolve, 60_000));
+    // A value Workers RPC cannot serialize (a class instance): the wake ran, the call fails.
+    if (next === "unserializable") return new Opaque();
     return { ok: true };
   }
 

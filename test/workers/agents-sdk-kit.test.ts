@@ -4,6 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
+import { ACME_AGENT_TOKEN } from "../support/secrets";
 
 interface RunnerJob {
   handle: string;
@@ -24,6 +25,24 @@ const runnerJobs = async (sid: string): Promise<RunnerJob[]> =>
       jobs: RunnerJob[];
     }
   ).jobs;
+
+const promptAgent = async (sid: string, text: string) =>
+  await env.SHELL_AGENT_HTTP.fetch(`http://agent/agents/${sid}/prompt`, {
+    method: "POST",
+    body: JSON.stringify({ text }),
+  });
+
+/** A session on the agent's binding whose agent has answered one human message. */
+async function conversationWithHistory(sid: string) {
+  const created = await api.call("POST", "/v1/sessions", {
+    body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+  });
+  expect(created.status).toBe(201);
+  expect((await promptAgent(sid, "hello, remember this")).status).toBe(200);
+  const before = await transcript(sid);
+  expect(before.length).toBeGreaterThan(0);
+  return before;
+}
 
 /** The text of every message, for counting what the model was shown. */
 const textOf = (message: Message): string =>
@@ -158,4 +177,133 @@ describe("the Agents SDK kit", () => {
     expect(await api.view(sid)).toMatchObject({ status: "idle", run: null });
     expect(await transcript(sid)).toEqual([]);
   });
+
+  it("a wake naming another lifetime is refused by exec-inbox and leaves the conversation whole", async () => {
+    const sid = api.uniqueId("sdk-old-lifetime");
+    const before = await conversationWithHistory(sid);
+    const answer = await env.SHELL_AGENT_WAKE.wake({
+      type: "session.resume",
+      tenant: "default",
+      session_id: sid,
+      lifetime: "lt_some_old_lifetime",
+      resume_id: "rs_from_the_old_lifetime",
+      reason: "background_exec_completed",
+      inbox: { pending: 1 },
+    });
+    expect(answer).toEqual({ taken: false, reason: "stale" });
+    expect(await transcript(sid)).toEqual(before);
+  });
+
+  it("a wake for another tenant's session of the same id is foreign: this tenant's conversation stays", async () => {
+    const sid = api.uniqueId("sdk-xtenant");
+    const before = await conversationWithHistory(sid);
+    // Tenant acme has no allowlist of its own: it inherits RESUME_BINDING_ALLOWLIST, this binding.
+    const acme = api.client(ACME_AGENT_TOKEN);
+    await acme.createSession({ id: sid, resume_binding: "SHELL_AGENT_WAKE" });
+    const job = await acme.reserveJob(sid, { handle: "hx", command: "true" });
+    const { run_id } = await acme.registerRun(sid, {});
+    await acme.suspend(sid, run_id, { waiting_for: ["hx"] });
+    const done = await api.complete(sid, "hx", job.callback.token, api.result(0, "x"));
+    expect(done.body).toMatchObject({ outcome: "accepted", disposition: "resume_scheduled" });
+    await api.until(async () => {
+      expect((await acme.getSession(sid)).resume?.state).toBe("delivered");
+    }, 15_000);
+    await api.sleep(500);
+    expect(await transcript(sid)).toEqual(before);
+    // Nobody took acme's resume: the kit answered it inert.
+    expect(await acme.getSession(sid)).toMatchObject({ status: "resuming", run: null });
+    const direct = await env.SHELL_AGENT_WAKE.wake({
+      type: "session.resume",
+      tenant: "acme",
+      session_id: sid,
+      lifetime: (await acme.getSession(sid)).lifetime,
+      resume_id: "rs_acme",
+      reason: "background_exec_completed",
+      inbox: { pending: 1 },
+    });
+    expect(direct).toEqual({ taken: false, reason: "foreign" });
+  }, 30_000);
+
+  it("after a delete and a re-create, the human's turns of the new lifetime survive its first wake, and the old lifetime's are gone", async () => {
+    const sid = api.uniqueId("sdk-relife");
+    const create = async () =>
+      expect(
+        (
+          await api.call("POST", "/v1/sessions", {
+            body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+          })
+        ).status,
+      ).toBe(201);
+    await create();
+    expect((await promptAgent(sid, "first life")).status).toBe(200);
+    expect((await api.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    await create();
+    expect((await promptAgent(sid, "second life\nrun: make test")).status).toBe(200);
+    const job = (await runnerJobs(sid)).at(-1)!;
+    await env.FAKE_RUNNER.fetch(`http://runner/_finish/${job.handle}`, {
+      method: "POST",
+      body: JSON.stringify({ exit_code: 0, output: "ok" }),
+    });
+    await api.complete(sid, job.handle, job.callback!.token, api.result(0, "ok"));
+    await api.until(async () => expect((await api.view(sid)).status).toBe("idle"), 15_000);
+    await api.until(async () =>
+      expect(textOf((await transcript(sid)).at(-1)!)).toContain("exited with code 0"),
+    );
+    const texts = JSON.stringify(await transcript(sid));
+    expect({ second: texts.includes("second life"), first: texts.includes("first life") }).toEqual({
+      second: true,
+      first: false,
+    });
+  }, 40_000);
+
+  it("65 background commands (a wait takes at most 64) leave the session suspended, and the next prompt is answered", async () => {
+    const sid = api.uniqueId("sdk-65");
+    await api.call("POST", "/v1/sessions", {
+      body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+    });
+    const lines = Array.from({ length: 65 }, (_, i) => `run: sleep ${i}`).join("\n");
+    expect((await promptAgent(sid, lines)).status).toBe(200);
+    const view = await api.view(sid);
+    expect(view).toMatchObject({ status: "suspended", run: null, jobs: { running: 65 } });
+    expect(view.waiting_for_bash?.handles).toHaveLength(64);
+    expect((await promptAgent(sid, "are you there?")).status).toBe(200);
+    expect(await api.view(sid)).toMatchObject({ run: null });
+  }, 60_000);
+
+  it("a model that keeps failing ends the run: the session is not wedged and the next prompt is answered", async () => {
+    const sid = api.uniqueId("sdk-model-down");
+    await api.call("POST", "/v1/sessions", {
+      body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+    });
+    const failed = await promptAgent(sid, "fail: model");
+    expect(failed.status).toBe(502);
+    expect(await failed.text()).toContain("the model failed");
+    expect(await api.view(sid)).toMatchObject({ status: "idle", run: null });
+    const next = await promptAgent(sid, "are you there?");
+    expect(next.status).toBe(200);
+    expect(await api.view(sid)).toMatchObject({ status: "idle", run: null });
+  }, 30_000);
+
+  it("a turn that fails on exec-inbox keeps its stored run and is retried by the agent's scheduler until it ends", async () => {
+    const sid = api.uniqueId("sdk-outage");
+    await api.call("POST", "/v1/sessions", {
+      body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+    });
+    // Every claim of the first pass fails (the client's own five tries, all 503).
+    await env.SHELL_AGENT_HTTP.fetch(`http://agent/agents/${sid}/outage`, {
+      method: "POST",
+      body: JSON.stringify({ claims: 5 }),
+    });
+    const failed = await promptAgent(sid, "hello through an outage");
+    expect(failed.status).toBe(502);
+    expect((await api.view(sid)).run).not.toBeNull();
+    // The scheduled retry drives the stored run: the human's turn is answered and the run ends.
+    await api.until(
+      async () => expect(await api.view(sid)).toMatchObject({ status: "idle", run: null }),
+      20_000,
+    );
+    const messages = await transcript(sid);
+    expect(messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+    expect((await promptAgent(sid, "are you there?")).status).toBe(200);
+  }, 40_000);
 });

@@ -247,4 +247,34 @@ describe("naming a binding", () => {
     expect(html).toContain("binding=WAKE_AGENT");
     expect(html).not.toContain("Resume URL");
   });
+
+  it("a wake that outlives its lifetime is not recorded in the next lifetime's trail", async () => {
+    const sid = api.uniqueId("bw-relife");
+    await wokenThroughBinding(sid, ["hang"]);
+    await api.until(async () => expect(await wakes(sid)).toHaveLength(1));
+    const old = (await wakes(sid))[0]!.resume.resume_id;
+    expect((await api.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect(
+      (
+        await api.call("POST", "/v1/sessions", {
+          body: { id: sid, resume_binding: "WAKE_AGENT" },
+        })
+      ).status,
+    ).toBe(201);
+    // The hanging wake fails at its 10 s deadline, after the session was created again.
+    await api.sleep(11_000);
+    const trail = await events(sid);
+    expect(trail.filter((e) => e.type === "delivery" && e.resume_id === old)).toEqual([]);
+    expect(await api.view(sid)).toMatchObject({ status: "idle", resume: null });
+  }, 30_000);
+
+  it("a wake() whose return value Workers RPC cannot serialize is a failed attempt, retried with the same resume_id", async () => {
+    const sid = api.uniqueId("bw-unserializable");
+    await wokenThroughBinding(sid, ["unserializable"]);
+    await api.until(async () => expect(await wakes(sid)).toHaveLength(2), 10_000);
+    const calls = await wakes(sid);
+    expect(calls[1]!.resume.resume_id).toBe(calls[0]!.resume.resume_id);
+    const trail = (await events(sid)).filter((e) => e.type === "delivery");
+    expect(trail.find((e) => e.attempt === 1)).toMatchObject({ error: expect.any(String) });
+  }, 20_000);
 });
