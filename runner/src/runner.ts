@@ -1,13 +1,14 @@
 // The reference exec runner: the process table, the callback journal and the sender, wired together,
 // and the pruning of exited processes. HTTP is left to server.ts; processes to process-table.ts.
+
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { type SendOutcome, sendCompletion } from "./callback-sender";
 import { childEnvironment } from "./child-env";
 import { type CompletionBody, completionFor, lostCompletion } from "./completion";
 import { Heartbeats, type Liveness } from "./heartbeats";
 import { Journal, type PendingCallback } from "./journal";
 import { embeddedPlan, type LaunchPlan } from "./launch";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import {
   DEFAULT_MAX_FULL_OUTPUT_BYTES,
   DEFAULT_PART_BYTES,

@@ -111,6 +111,8 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
         // (docs/decisions.md 603: hashing in the Worker as well halved the upload rate).
         await bucket.put(key, body.pipeThrough(new FixedLengthStream(bytes)), { sha256 });
       } catch (error) {
+        // Nothing was stored: the tally gives the part back (should that fail, it only counts).
+        await stub.releasePart({ ...job, bytes }).catch(() => undefined);
         if (error instanceof Error && /checksum .*did not match/i.test(error.message)) {
           return problem("digest_mismatch", `part ${index}'s bytes do not have sha256 ${sha256}`);
         }
