@@ -195,6 +195,54 @@ describe("full-output delivery: heartbeats during the upload", () => {
     // Contract §9: a runner heartbeats at least every third of the timeout (2 s here).
     expect(worst).toBeLessThanOrEqual(2000 + 500);
   }, 60_000);
+
+  it("a part retried (503): its retries wait at most a third of the heartbeat timeout", async () => {
+    const puts: number[] = [];
+    let completed = false;
+    const server: Server = createServer((incoming, outgoing) => {
+      incoming.resume();
+      incoming.on("end", () => {
+        const json = { "content-type": "application/json" };
+        if (incoming.url?.endsWith("/heartbeat")) {
+          const reply = { status: "running", cancel_requested: false, heartbeat_timeout_ms: 3000 };
+          outgoing.writeHead(200, json).end(JSON.stringify(reply));
+        } else if (incoming.method === "PUT") {
+          puts.push(Date.now());
+          // Unavailable for six tries: uncapped, the backoff (base 500 ms) would reach 8-16 s.
+          if (puts.length <= 6) outgoing.writeHead(503, json).end('{"code":"unavailable"}');
+          else outgoing.writeHead(201, json).end("{}");
+        } else {
+          completed = true;
+          outgoing.writeHead(202, json).end(JSON.stringify({ outcome: "accepted", generation: 1 }));
+        }
+      });
+    });
+    const port = await freePort();
+    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+    // The defaults of the real runner: base 500 ms, cap 30 s.
+    const runner = new Runner({
+      stateDir: join(root, "cap"),
+      log: () => undefined,
+      partBytes: 1 << 20,
+    });
+    const started = await runner.table.execCommand({
+      cmd: "sleep 0.3; head -c 600000 /dev/zero | tr '\\0' y",
+      yield_time_ms: 100,
+    });
+    const h = started.session_id!;
+    const base = `http://127.0.0.1:${port}/v1/sessions/s/exec-jobs/${h}`;
+    runner.arm(h, `${base}/completion`, "token", {
+      heartbeat_url: `${base}/heartbeat`,
+      heartbeat_timeout_ms: 3000,
+    });
+    for (let i = 0; i < 300 && !completed; i += 1) await new Promise((r) => setTimeout(r, 100));
+    await runner.close();
+    await new Promise<void>((r) => server.close(() => r()));
+    const gaps = puts.slice(1).map((t, i) => t - puts[i]!);
+    console.log("gaps between part tries (ms):", gaps);
+    expect(completed).toBe(true);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(1000 + 300);
+  }, 60_000);
 });
 
 describe("full-output delivery: spools outliving the runner", () => {
