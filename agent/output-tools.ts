@@ -136,15 +136,16 @@ interface WorkerLike {
  * worker threads (a Cloudflare Worker host): there only literal searches are offered.
  */
 async function regexMatcher(pattern: RegExp, budgetMs: number): Promise<LineMatcher | null> {
-  // A specifier tsc and bundlers leave alone: the kit is also built for Workers, which have none.
-  const specifier = "node:worker_threads";
-  let threads: { Worker: new (code: string, options: object) => WorkerLike };
+  // Not an import: the kit is also bundled for Cloudflare Workers, which have no worker threads,
+  // and whose bundler and types know no `node:worker_threads` (Node has getBuiltinModule since 20.16).
+  let threads: { Worker?: new (code: string, options: object) => WorkerLike } | undefined;
   try {
-    threads = await import(specifier);
+    const host = globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } };
+    threads = host.process?.getBuiltinModule?.("node:worker_threads") as typeof threads;
   } catch {
     return null;
   }
-  if (typeof threads.Worker !== "function") return null;
+  if (threads === undefined || typeof threads.Worker !== "function") return null;
   const worker = new threads.Worker(REGEX_WORKER, {
     eval: true,
     workerData: { source: pattern.source, flags: pattern.flags },
