@@ -64,7 +64,8 @@ export type RangeAsk =
   | { readonly kind: "range"; readonly start: number; readonly end: number }
   | { readonly kind: "unsatisfiable" };
 
-const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/;
+/** The unit is case-insensitive (RFC 9110 §14.1), so `Bytes=0-9` is a range too. */
+const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/i;
 
 /**
  * One byte range, inclusive. A header the service cannot read (another unit, several ranges) is

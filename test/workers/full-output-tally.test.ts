@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { mintCallbackToken } from "../../src/auth/callback-token";
 import * as api from "../support/api";
+import { CALLBACK_SECRET_NEW } from "../support/secrets";
 
 const hex = (buffer: ArrayBuffer) =>
   [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
@@ -84,5 +86,60 @@ describe("full-output tally and limits", () => {
     });
     expect([refused.status, refused.body.code]).toEqual([413, "payload_too_large"]);
     expect(refused.body.errors?.[0]?.path).toBe("full_output.bytes");
+  });
+});
+
+const readRaw = async (sid: string, range?: string, method = "GET") => {
+  const response = await api.workerFetch(
+    new Request(`http://exec-inbox.test/v1/sessions/${sid}/exec-jobs/h1/output`, {
+      method,
+      headers: {
+        authorization: `Bearer ${api.AGENT_TOKEN}`,
+        ...(range === undefined ? {} : { range }),
+      },
+    }),
+  );
+  return { response, bytes: new Uint8Array(await response.arrayBuffer()) };
+};
+
+describe("full-output reads and legacy tokens", () => {
+  it("HEAD answers the status, ETag and length, with no body", async () => {
+    const sid = api.uniqueId("head");
+    const { token, whole, fullOutput } = await uploaded(sid);
+    await completeWith(sid, token, fullOutput);
+    const head = await readRaw(sid, undefined, "HEAD");
+    expect(head.response.status).toBe(200);
+    expect(head.response.headers.get("etag")).toBe(`"${fullOutput.sha256}"`);
+    expect(head.response.headers.get("content-length")).toBe(String(whole.byteLength));
+    expect(head.bytes.byteLength).toBe(0);
+    const ranged = await readRaw(sid, "bytes=10-19", "HEAD");
+    expect(ranged.response.status).toBe(206);
+    expect(ranged.response.headers.get("content-length")).toBe("10");
+    expect(ranged.response.headers.get("content-range")).toBe(`bytes 10-19/${whole.byteLength}`);
+  });
+
+  it("the range unit is case-insensitive", async () => {
+    const sid = api.uniqueId("unit");
+    const { token, whole, fullOutput } = await uploaded(sid);
+    await completeWith(sid, token, fullOutput);
+    const read = await readRaw(sid, "Bytes=0-9");
+    expect(read.response.status).toBe(206);
+    expect(read.bytes).toEqual(whole.subarray(0, 10));
+  });
+
+  it("a part uploaded with a legacy token (no reservation seq): 422, as its completion", async () => {
+    const sid = api.uniqueId("legacy");
+    const created = await api.createSession(sid);
+    await api.reserve(sid, "h1");
+    const legacy = mintCallbackToken(CALLBACK_SECRET_NEW, {
+      tenant: "default",
+      sessionId: sid,
+      lifetime: created.lifetime,
+      handle: "h1",
+      seq: null,
+    });
+    const refused = await upload(sid, "h1", legacy, 0, bytesOf(100, 1));
+    expect([refused.status, refused.body.code]).toEqual([422, "invalid_request"]);
+    expect(refused.body.detail).toMatch(/reserve the job again/);
   });
 });
