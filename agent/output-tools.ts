@@ -4,7 +4,7 @@
 import { tool } from "ai";
 import { z } from "zod";
 import { type ExecInboxClient, ExecInboxError } from "../client";
-import { capText, outputBudget } from "../shared/output-budget";
+import { capText, outputBudget, utf8WholeLength } from "../shared/output-budget";
 
 export interface OutputToolContext {
   readonly inbox: ExecInboxClient;
@@ -208,8 +208,14 @@ export function outputTools(ctx: OutputToolContext) {
             offset,
             length: limit,
           });
-          const bytes = new Uint8Array(await response.arrayBuffer());
+          const read = new Uint8Array(await response.arrayBuffer());
           const total = totalOf(response);
+          // A page that ends inside a character ends before it: the next page starts with it whole.
+          const whole =
+            total !== null && offset + read.byteLength >= total
+              ? read.byteLength
+              : utf8WholeLength(read);
+          const bytes = read.subarray(0, whole > 0 ? whole : read.byteLength);
           const end = offset + bytes.byteLength;
           return {
             session_id: input.session_id,

@@ -1,5 +1,5 @@
-// The kit's grep_output on a hostile full output: a literal search by default, and a regex that
-// backtracks for ever stopped by its time budget instead of hanging the host.
+// The kit's output tools on a hostile full output: grep_output searches a literal text unless
+// regex: true, a regex that backtracks for ever is stopped by its budget, pages end on whole characters.
 import { describe, expect, it } from "vitest";
 import { outputTools } from "../../agent/output-tools";
 
@@ -96,4 +96,33 @@ describe("grep_output on hostile output", () => {
     const answer = await grep(stream, { pattern: "a" });
     expect(answer.matched_lines).toBe(1);
   }, 60_000);
+});
+
+describe("read_output pages", () => {
+  it("a page that would end inside a character ends before it; next_offset starts with it", async () => {
+    // "ab" then "é" (2 bytes) then "c": a page of 3 bytes would cut the é.
+    const text = "abéc";
+    const bytes = new TextEncoder().encode(text);
+    const inbox = {
+      readFullOutput: async (
+        _s: string,
+        _h: string,
+        range?: { offset: number; length: number },
+      ) => {
+        const start = range?.offset ?? 0;
+        const slice = bytes.subarray(start, start + (range?.length ?? bytes.byteLength));
+        return new Response(slice, {
+          status: 206,
+          headers: {
+            "content-range": `bytes ${start}-${start + slice.byteLength - 1}/${bytes.byteLength}`,
+          },
+        });
+      },
+    };
+    const tools = outputTools({ inbox: inbox as never, sessionId: "s" });
+    const first = await tools.read_output.execute!({ session_id: "h", offset: 0, limit: 3 }, call);
+    expect(first).toMatchObject({ output: "ab", bytes: 2, next_offset: 2 });
+    const second = await tools.read_output.execute!({ session_id: "h", offset: 2, limit: 3 }, call);
+    expect(second).toMatchObject({ output: "éc", bytes: 3, next_offset: null });
+  });
 });
