@@ -4,12 +4,22 @@
 import { tool } from "ai";
 import { z } from "zod";
 import { type ExecInboxClient, ExecInboxError } from "../client";
-import { capText, outputBudget } from "../shared/output-budget";
+import { capText, outputBudget, utf8WholeLength } from "../shared/output-budget";
 
 export interface OutputToolContext {
   readonly inbox: ExecInboxClient;
   readonly sessionId: string;
+  /**
+   * How long a `regex: true` search may spend on one batch of lines (default 2 s) before it is
+   * stopped: the output is hostile input, and a pattern may backtrack for ever on it.
+   */
+  readonly regexBudgetMs?: number;
 }
+
+const DEFAULT_REGEX_BUDGET_MS = 2_000;
+/** Lines handed to the regex worker at once: few messages, and a budget that means something. */
+const BATCH_LINES = 4096;
+const BATCH_CHARS = 1024 * 1024;
 
 /** One page: 16 KiB by default, 64 KiB at most, like the other tools' answers. */
 const DEFAULT_PAGE_BYTES = 16 * 1024;
@@ -35,7 +45,13 @@ const grepOutputInput = z.object({
     .string()
     .min(1)
     .max(1024)
-    .describe("A JavaScript regular expression, matched per line."),
+    .describe("The text to find in each line (a literal substring unless regex is true)."),
+  regex: z
+    .boolean()
+    .optional()
+    .describe(
+      "Treat pattern as a JavaScript regular expression (default false). A pattern that takes too long is stopped.",
+    ),
   ignore_case: z.boolean().optional(),
   max_matches: z.int().min(1).max(MAX_MATCHES).optional().describe(`At most ${MAX_MATCHES}.`),
   max_output_tokens: z.int().min(1).max(1_000_000).optional(),
@@ -84,6 +100,100 @@ async function* linesOf(body: ReadableStream<Uint8Array> | null) {
   if (rest !== "") yield { number: number + 1, line: rest };
 }
 
+/** Which lines of a batch match; null when the time budget ran out first. */
+interface LineMatcher {
+  matches(lines: readonly string[]): Promise<readonly boolean[] | null>;
+  close(): void;
+}
+
+function literalMatcher(pattern: string, ignoreCase: boolean): LineMatcher {
+  const needle = ignoreCase ? pattern.toLowerCase() : pattern;
+  return {
+    matches: async (lines) =>
+      lines.map((line) => (ignoreCase ? line.toLowerCase() : line).includes(needle)),
+    close: () => undefined,
+  };
+}
+
+/** The regex runs here, in a worker thread the host can terminate: V8 cannot stop a RegExp. */
+const REGEX_WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const pattern = new RegExp(workerData.source, workerData.flags);
+parentPort.on("message", (lines) => {
+  parentPort.postMessage(lines.map((line) => pattern.test(line)));
+});`;
+
+interface WorkerLike {
+  on(event: "message", listener: (value: boolean[]) => void): void;
+  on(event: "error", listener: (error: Error) => void): void;
+  off(event: "message" | "error", listener: (value: never) => void): void;
+  postMessage(value: unknown): void;
+  terminate(): Promise<number>;
+}
+
+/**
+ * A regex matched in a worker thread, each batch within `budgetMs`; null where there are no
+ * worker threads (a Cloudflare Worker host): there only literal searches are offered.
+ */
+async function regexMatcher(pattern: RegExp, budgetMs: number): Promise<LineMatcher | null> {
+  // Not an import: the kit is also bundled for Cloudflare Workers, which have no worker threads,
+  // and whose bundler and types know no `node:worker_threads` (Node has getBuiltinModule since 20.16).
+  let threads: { Worker?: new (code: string, options: object) => WorkerLike } | undefined;
+  try {
+    const host = globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } };
+    threads = host.process?.getBuiltinModule?.("node:worker_threads") as typeof threads;
+  } catch {
+    return null;
+  }
+  if (threads === undefined || typeof threads.Worker !== "function") return null;
+  const worker = new threads.Worker(REGEX_WORKER, {
+    eval: true,
+    workerData: { source: pattern.source, flags: pattern.flags },
+  });
+  return {
+    matches: (lines) =>
+      new Promise((resolve, reject) => {
+        const settle = () => {
+          clearTimeout(timer);
+          worker.off("message", onMessage);
+          worker.off("error", onError);
+        };
+        const onMessage = (hits: boolean[]) => {
+          settle();
+          resolve(hits);
+        };
+        const onError = (error: Error) => {
+          settle();
+          reject(error);
+        };
+        const timer = setTimeout(() => {
+          settle();
+          resolve(null);
+        }, budgetMs);
+        worker.on("message", onMessage);
+        worker.on("error", onError);
+        worker.postMessage(lines);
+      }),
+    close: () => void worker.terminate(),
+  };
+}
+
+/** Lines in batches for a matcher: at most BATCH_LINES lines and about BATCH_CHARS characters. */
+async function* batchesOf(lines: AsyncIterable<{ number: number; line: string }>) {
+  let batch: { number: number; line: string }[] = [];
+  let chars = 0;
+  for await (const entry of lines) {
+    batch.push(entry);
+    chars += entry.line.length;
+    if (batch.length >= BATCH_LINES || chars >= BATCH_CHARS) {
+      yield batch;
+      batch = [];
+      chars = 0;
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
 export function outputTools(ctx: OutputToolContext) {
   return {
     read_output: tool({
@@ -98,8 +208,14 @@ export function outputTools(ctx: OutputToolContext) {
             offset,
             length: limit,
           });
-          const bytes = new Uint8Array(await response.arrayBuffer());
+          const read = new Uint8Array(await response.arrayBuffer());
           const total = totalOf(response);
+          // A page that ends inside a character ends before it: the next page starts with it whole.
+          const whole =
+            total !== null && offset + read.byteLength >= total
+              ? read.byteLength
+              : utf8WholeLength(read);
+          const bytes = read.subarray(0, whole > 0 ? whole : read.byteLength);
           const end = offset + bytes.byteLength;
           return {
             session_id: input.session_id,
@@ -116,27 +232,53 @@ export function outputTools(ctx: OutputToolContext) {
     }),
     grep_output: tool({
       description:
-        "Search a finished background command's full output for a regular expression, line by line. Answers the matching lines with their line numbers (the first max_matches), and how many lines matched in all.",
+        "Search a finished background command's full output line by line, for a literal text (or a regular expression with regex: true). Answers the matching lines with their line numbers (the first max_matches), and how many lines matched in all.",
       inputSchema: grepOutputInput,
       execute: async (input) => {
-        let pattern: RegExp;
-        try {
-          pattern = new RegExp(input.pattern, input.ignore_case ? "i" : "");
-        } catch (error) {
-          return {
-            session_id: input.session_id,
-            error: `not a regular expression: ${String(error)}`,
-          };
+        let matcher: LineMatcher;
+        const budgetMs = ctx.regexBudgetMs ?? DEFAULT_REGEX_BUDGET_MS;
+        if (input.regex === true) {
+          let pattern: RegExp;
+          try {
+            pattern = new RegExp(input.pattern, input.ignore_case ? "i" : "");
+          } catch (error) {
+            return {
+              session_id: input.session_id,
+              error: `not a regular expression: ${String(error)}`,
+            };
+          }
+          const threaded = await regexMatcher(pattern, budgetMs);
+          if (threaded === null) {
+            return {
+              session_id: input.session_id,
+              error: "regular expressions cannot be searched here; search for a literal text",
+            };
+          }
+          matcher = threaded;
+        } else {
+          matcher = literalMatcher(input.pattern, input.ignore_case === true);
         }
         const max = input.max_matches ?? 50;
         try {
           const response = await ctx.inbox.readFullOutput(ctx.sessionId, input.session_id);
           const shown: string[] = [];
           let matched = 0;
-          for await (const { number, line } of linesOf(response.body)) {
-            if (!pattern.test(line)) continue;
-            matched += 1;
-            if (shown.length < max) shown.push(`${number}: ${capText(line, MAX_LINE_BYTES).text}`);
+          for await (const batch of batchesOf(linesOf(response.body))) {
+            const hits = await matcher.matches(batch.map((entry) => entry.line));
+            if (hits === null) {
+              // Leaving the loop cancels the stream; closing the matcher ends the worker.
+              return {
+                session_id: input.session_id,
+                error: `the pattern took too long (over ${budgetMs} ms on ${batch.length} lines from line ${batch[0]?.number}), stopped; search for a literal text or a simpler regular expression`,
+                matched_lines: matched,
+              };
+            }
+            batch.forEach(({ number, line }, index) => {
+              if (!hits[index]) return;
+              matched += 1;
+              if (shown.length < max)
+                shown.push(`${number}: ${capText(line, MAX_LINE_BYTES).text}`);
+            });
           }
           // Capped like every other answer: the model's context is the scarce thing.
           const capped = capText(shown.join("\n"), outputBudget(input.max_output_tokens));
@@ -149,6 +291,8 @@ export function outputTools(ctx: OutputToolContext) {
           };
         } catch (error) {
           return refusal(error, input.session_id);
+        } finally {
+          matcher.close();
         }
       },
     }),

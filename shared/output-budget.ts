@@ -92,6 +92,10 @@ export function capText(text: string, maxBytes: number): RenderedOutput {
   return renderHeadTail(bytes.subarray(0, headEnd), tail, bytes.byteLength, maxBytes);
 }
 
+/** How much of `bytes` ends on a whole UTF-8 character: a character cut at the end is left out. */
+export const utf8WholeLength = (bytes: Uint8Array): number =>
+  boundaryBefore(bytes, bytes.byteLength);
+
 /** The last at most `maxBytes` of `bytes`, starting and ending on whole UTF-8 characters. */
 export function utf8Tail(bytes: Uint8Array, maxBytes: number): Uint8Array {
   const start = boundaryAfter(bytes, bytes.byteLength - maxBytes);

@@ -12,7 +12,8 @@ export type SendOutcome =
 /**
  * What an answer means for the result, the only copy of which the runner holds:
  * - `final`: exec-inbox holds a result for the job (409) or nobody can ever take one (410);
- * - `shrink`: the output is over exec-inbox's limit (413): resend it shorter, status intact;
+ * - `shrink`: over exec-inbox's limit (413): resend without `full_output`, then the output
+ *   shorter, status intact;
  * - `transient`: try later, however long (429, 5xx);
  * - `doubtful`: any other refusal (401, 404, 422…): a misconfiguration an operator can fix, so
  *   retried until the give-up window ends, then the result is parked in the dead-letter file.
@@ -30,8 +31,16 @@ function verdictOf(status: number): Verdict {
 /** Below this, the output goes entirely: the status and exit code are what must get through. */
 const SMALLEST_OUTPUT = 1024;
 
-/** Halves the output (head + tail on UTF-8 boundaries); null once there is nothing left to cut. */
+/**
+ * What to resend after a 413: first without `full_output` (over exec-inbox's full-output limit,
+ * `errors[0].path` "full_output.bytes"; its head and tail are still the result), then the output
+ * halved (head + tail on UTF-8 boundaries); null once there is nothing left to cut.
+ */
 function shrunk(body: CompletionBody): CompletionBody | null {
+  if (body.full_output !== undefined) {
+    const { full_output: _dropped, ...rest } = body;
+    return rest;
+  }
   const bytes = Buffer.from(body.output);
   if (bytes.byteLength === 0) return null;
   const budget = Math.floor(bytes.byteLength / 2);
@@ -139,8 +148,12 @@ export async function sendCompletion(
       }
       const smaller = verdict === "shrink" ? shrunk(body) : null;
       if (smaller !== null) {
+        say(
+          body.full_output !== undefined && smaller.full_output === undefined
+            ? `${status} ${code}; resending without the full output`
+            : `${status} ${code}; resending with ${Buffer.byteLength(smaller.output)} bytes of output`,
+        );
         body = smaller;
-        say(`${status} ${code}; resending with ${Buffer.byteLength(body.output)} bytes of output`);
         continue;
       }
       if (verdict !== "transient" && Date.now() - target.since >= giveUpMs) {

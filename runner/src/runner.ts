@@ -1,5 +1,8 @@
 // The reference exec runner: the process table, the callback journal and the sender, wired together,
 // and the pruning of exited processes. HTTP is left to server.ts; processes to process-table.ts.
+
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { type SendOutcome, sendCompletion } from "./callback-sender";
 import { childEnvironment } from "./child-env";
 import { type CompletionBody, completionFor, lostCompletion } from "./completion";
@@ -75,6 +78,7 @@ export class Runner {
       this.log("warning: bwrap does not work here; commands run WITHOUT a sandbox");
     }
     this.table.onExit((process) => this.processEnded(process));
+    this.sweepSpools();
     this.heartbeats = new Heartbeats({
       log: this.log,
       processOf: (sessionId) => (this.table.has(sessionId) ? this.table.get(sessionId) : undefined),
@@ -90,12 +94,39 @@ export class Runner {
     this.sweeper.unref();
   }
 
+  /**
+   * Before any command of this run starts: a spool whose callback the journal no longer owes (a
+   * command never armed, or one settled before a crash removed it) is deleted, else it stays for ever.
+   */
+  private sweepSpools(): void {
+    const dir = join(this.options.stateDir, "outputs");
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return; // No spool directory yet.
+    }
+    const owed = new Set(this.journal.pending().map((pending) => `${pending.sessionId}.out`));
+    for (const name of names) {
+      if (owed.has(name)) continue;
+      this.log(`removing the spool ${name}: no callback is owed for it`);
+      removeSpool(join(dir, name));
+    }
+  }
+
   /** Resends what the journal says is still owed; processes that died with the runner are `lost`. */
   recover(): void {
     for (const pending of this.journal.pending()) {
       if (this.table.has(pending.sessionId)) continue;
       const body = pending.body ?? this.recordResult(pending.sessionId, lostCompletion());
       this.log(`recovering callback ${pending.sessionId} (${body.status})`);
+      // Its parts may take a while: the job is heartbeated until its completion starts.
+      if (body.full_output !== undefined) {
+        this.heartbeats.start(pending.sessionId, pending.url, pending.token, {
+          ...(pending.heartbeat_url === undefined ? {} : { heartbeat_url: pending.heartbeat_url }),
+          heartbeat_timeout_ms: pending.heartbeat_timeout_ms,
+        });
+      }
       this.dispatch(
         { ...pending, since: pending.body === null ? Date.now() : pending.since },
         body,
@@ -156,10 +187,15 @@ export class Runner {
   }
 
   private report(process: ManagedProcess): void {
-    this.heartbeats.stop(process.sessionId);
     const armed = this.armed.get(process.sessionId);
-    if (armed === undefined || this.inFlight.has(process.sessionId)) return;
+    if (armed === undefined || this.inFlight.has(process.sessionId)) {
+      this.heartbeats.stop(process.sessionId);
+      return;
+    }
     const body = this.recordResult(process.sessionId, completionFor(process, this.shuttingDown));
+    // Heartbeats go on while the parts upload (contract §9: every third of the timeout); they stop
+    // when the completion POST starts (uploadThenSend), none may follow it.
+    if (body.full_output === undefined) this.heartbeats.stop(process.sessionId);
     // The completion carries the whole output: the spool is not needed.
     if (body.full_output === undefined)
       removeSpool(spoolPath(this.options.stateDir, process.sessionId));
@@ -219,6 +255,12 @@ export class Runner {
   ): Promise<SendOutcome> {
     let current = body;
     let uploaded = new Set(target.uploadedParts ?? []);
+    const cap = this.options.maxDelayMs ?? 30_000;
+    const withoutFull = (reason: string): CompletionBody => {
+      this.log(`output ${target.sessionId}: ${reason}; completing without it`);
+      const { full_output: _dropped, ...rest } = current;
+      return rest;
+    };
     for (let round = 1; ; round += 1) {
       const full = current.full_output;
       if (full !== undefined) {
@@ -235,20 +277,30 @@ export class Runner {
           {
             log: this.log,
             baseDelayMs: this.options.baseDelayMs,
-            maxDelayMs: this.options.maxDelayMs,
+            // Like the completion's retries: a job with a timeout is not left waiting past a third.
+            maxDelayMs: timeoutMs === null ? cap : Math.min(cap, Math.floor(timeoutMs / 3)),
             alive: () => this.stillAlive(target),
           },
           this.stopping.signal,
         );
         if (outcome.kind === "stopped") return { kind: "stopped" };
-        if (outcome.kind === "unusable") {
-          this.log(`output ${target.sessionId}: ${outcome.reason}; completing without it`);
-          const { full_output: _dropped, ...rest } = current;
-          current = rest;
+        if (outcome.kind === "unusable") current = withoutFull(outcome.reason);
+        // A part refused for good (413 over the job's upload tally, 401, 404, 409…): the inline
+        // head and tail are still the result, and the completion settles whatever else holds.
+        if (outcome.kind === "final") {
+          current = withoutFull(`a part was refused (${outcome.status} ${outcome.code})`);
         }
       }
+      // The completion starts: no heartbeat of this job may follow it.
+      this.heartbeats.stop(target.sessionId);
       const sent = await this.send(target, current, timeoutMs);
-      if (sent.kind !== "refused" || sent.code !== "output_incomplete" || round >= 3) return sent;
+      if (sent.kind !== "refused" || sent.code !== "output_incomplete") return sent;
+      if (current.full_output === undefined) return sent;
+      if (round >= 3) {
+        // The parts never got there: the definite result goes without its full output.
+        current = withoutFull(`parts still missing after ${round} rounds`);
+        continue;
+      }
       this.journal.append({ type: "parts_reset", session_id: target.sessionId, at: Date.now() });
       uploaded = new Set();
     }

@@ -64,7 +64,8 @@ export type RangeAsk =
   | { readonly kind: "range"; readonly start: number; readonly end: number }
   | { readonly kind: "unsatisfiable" };
 
-const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/;
+/** The unit is case-insensitive (RFC 9110 §14.1), so `Bytes=0-9` is a range too. */
+const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/i;
 
 /**
  * One byte range, inclusive. A header the service cannot read (another unit, several ranges) is
@@ -156,6 +157,33 @@ export function acceptPart(loaded: Loaded, cmd: UploadCmd): Decision<string> {
     [{ type: "add_uploaded_bytes", handle: job.handle, bytes: cmd.bytes }],
   );
 }
+
+/**
+ * After a part's put failed (its bytes did not match their hash, storage refused it): the tally
+ * gives back what `acceptPart` took, since nothing was stored. Taken before the put, the bound
+ * holds however many parts stream at once; given back, a refused part costs nothing.
+ */
+export function releasePart(loaded: Loaded, cmd: Omit<UploadCmd, "maxBytes">): Decision<null> {
+  const found = callbackJob(loaded.session, cmd);
+  if (!found.ok) return found;
+  const { session, job } = found.value;
+  // A job with a result takes no more parts: its tally no longer matters.
+  if (job.result !== null || (job.uploadedBytes ?? 0) < cmd.bytes) return decided(session, null);
+  const next = { ...job, uploadedBytes: (job.uploadedBytes ?? 0) - cmd.bytes };
+  return decided(
+    { ...session, jobs: { ...session.jobs, [job.handle]: next } },
+    null,
+    [],
+    [{ type: "add_uploaded_bytes", handle: job.handle, bytes: -cmd.bytes }],
+  );
+}
+
+export const partReleaseRule: Rule<Omit<UploadCmd, "maxBytes">, null> = {
+  needs: (core, cmd) =>
+    core.lifetime !== cmd.lifetime ? {} : jobAndTombstone(cmd.handle, cmd.tokenSeq === null, false),
+  absent: () => fail("lifetime_ended", "the session lifetime this job belongs to has ended"),
+  decide: releasePart,
+};
 
 export const partUploadRule: Rule<UploadCmd, string> = {
   needs: (core, cmd) =>

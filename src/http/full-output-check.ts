@@ -34,10 +34,11 @@ export async function checkFullOutput(
   maxBytes: number,
 ): Promise<Response | null> {
   if (output.bytes > maxBytes) {
-    return problem(
-      "payload_too_large",
-      `full_output is ${output.bytes} bytes; the limit is ${maxBytes}`,
-    );
+    const message = `full_output is ${output.bytes} bytes; the limit is ${maxBytes}`;
+    // The path tells a runner this 413 from the body's: resend without full_output, not shorter.
+    return problem("payload_too_large", message, {
+      errors: [{ path: "full_output.bytes", message }],
+    });
   }
   if (env.OUTPUTS === undefined) return problem("internal", "no R2 bucket is bound as OUTPUTS");
   const stored = await storedParts(env.OUTPUTS, prefix);

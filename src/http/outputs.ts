@@ -41,11 +41,15 @@ function streamRange(
   return readable;
 }
 
-/** The whole output (200) or the range asked for (206), streamed part after part; 416 past its end. */
+/**
+ * The whole output (200) or the range asked for (206), streamed part after part; 416 past its end.
+ * A HEAD gets the same status and headers, with the length, and nothing is read from the bucket.
+ */
 function fullOutputAnswer(
   bucket: R2Bucket | undefined,
   found: Result<{ prefix: string; output: FullOutput }>,
   range: string | undefined,
+  method: string,
 ): Response {
   if (!found.ok) return problem(found.code, found.detail);
   if (bucket === undefined) return noBucket();
@@ -64,17 +68,14 @@ function fullOutputAnswer(
     refused.headers.set("content-range", `bytes */${output.bytes}`);
     return refused;
   }
-  if (ask.kind === "whole") {
-    return new Response(streamRange(bucket, prefix, output, 0, output.bytes - 1), {
-      status: 200,
-      headers,
-    });
+  const [start, end, status] =
+    ask.kind === "whole" ? [0, output.bytes - 1, 200] : [ask.start, ask.end, 206];
+  if (ask.kind === "range") headers.set("content-range", `bytes ${start}-${end}/${output.bytes}`);
+  if (method === "HEAD") {
+    headers.set("content-length", String(end - start + 1));
+    return new Response(null, { status, headers });
   }
-  headers.set("content-range", `bytes ${ask.start}-${ask.end}/${output.bytes}`);
-  return new Response(streamRange(bucket, prefix, output, ask.start, ask.end), {
-    status: 206,
-    headers,
-  });
+  return new Response(streamRange(bucket, prefix, output, start, end), { status, headers });
 }
 
 export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -85,6 +86,13 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
       const { sid, handle, index } = c.req.valid("param");
       const sha256 = c.req.valid("header")[PART_SHA256_HEADER];
       const claims = c.var.callback;
+      // As the completion's full_output: a legacy token names no reservation, so no prefix.
+      if (claims.seq === null) {
+        return problem(
+          "invalid_request",
+          "a full output needs a callback token from a reservation made since revision 2: reserve the job again",
+        );
+      }
       const declared = c.req.header("content-length");
       const bytes = Number(declared);
       if (declared === undefined || !Number.isSafeInteger(bytes) || bytes < 1) {
@@ -111,6 +119,8 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
         // (docs/decisions.md 603: hashing in the Worker as well halved the upload rate).
         await bucket.put(key, body.pipeThrough(new FixedLengthStream(bytes)), { sha256 });
       } catch (error) {
+        // Nothing was stored: the tally gives the part back (should that fail, it only counts).
+        await stub.releasePart({ ...job, bytes }).catch(() => undefined);
         if (error instanceof Error && /checksum .*did not match/i.test(error.message)) {
           return problem("digest_mismatch", `part ${index}'s bytes do not have sha256 ${sha256}`);
         }
@@ -134,12 +144,12 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.getOutput, async (c) => {
     const { sid, handle } = c.req.valid("param");
     const found = await sessionStub(c, sid).fullOutput({ handle });
-    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"));
+    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"), c.req.method);
   });
 
   serve(app, routes.opsGetOutput, async (c) => {
     const { tenant, sid, handle } = c.req.valid("param");
     const found = await tenantSessionStub(c.env, tenant, sid).fullOutput({ handle });
-    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"));
+    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"), c.req.method);
   });
 }

@@ -4,7 +4,7 @@
 import { tokenForReservation } from "../auth/callback-token";
 import { heartbeatTimeoutFor } from "../domain/config";
 import { fail, type Result } from "../domain/errors";
-import { jobPrefix, partUploadRule, type UploadCmd } from "../domain/full-output";
+import { jobPrefix, partReleaseRule, partUploadRule, type UploadCmd } from "../domain/full-output";
 import {
   type CompleteCmd,
   type CompletionReply,
@@ -114,6 +114,12 @@ export function acceptPart(
     maxBytes: 2 * k.config.maxFullOutputBytes,
   });
   return committed.ok ? { ok: true, value: { prefix: committed.value } } : committed;
+}
+
+/** After a part's put failed: the job's tally gives its bytes back (nothing was stored). */
+export function releasePart(k: Kernel, cmd: Omit<UploadCmd, "maxBytes">): Result<null> {
+  const committed = k.execute(partReleaseRule, cmd);
+  return committed.ok ? { ok: true, value: null } : committed;
 }
 
 /**

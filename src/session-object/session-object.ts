@@ -92,6 +92,10 @@ export class SessionObject extends DurableObject<Env> {
     return execJobs.acceptPart(this.kernel, cmd);
   }
 
+  releasePart(cmd: Cmd<typeof execJobs.releasePart>) {
+    return execJobs.releasePart(this.kernel, cmd);
+  }
+
   callbackFence(cmd: Cmd<typeof execJobs.callbackFence>) {
     return execJobs.callbackFence(this.kernel, cmd);
   }

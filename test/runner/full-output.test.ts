@@ -150,7 +150,7 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
       next_offset: 20,
     });
     const found = await tools.grep_output.execute!(
-      { session_id: handle, pattern: "^1234567[0-2]$" },
+      { session_id: handle, pattern: "^1234567[0-2]$", regex: true },
       call,
     );
     expect(found).toMatchObject({

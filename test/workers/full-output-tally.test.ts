@@ -1,0 +1,145 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { mintCallbackToken } from "../../src/auth/callback-token";
+import * as api from "../support/api";
+import { CALLBACK_SECRET_NEW } from "../support/secrets";
+
+const hex = (buffer: ArrayBuffer) =>
+  [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+const sha256 = async (bytes: Uint8Array) => hex(await crypto.subtle.digest("SHA-256", bytes));
+function bytesOf(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let state = seed * 2654435761 + 1;
+  for (let i = 0; i < length; i += 1) {
+    state = (state * 1103515245 + 12345) >>> 0;
+    out[i] = state >>> 24;
+  }
+  return out;
+}
+const partPath = (sid: string, handle: string, index: number) =>
+  `/v1/sessions/${sid}/exec-jobs/${handle}/output/parts/${index}`;
+const upload = async (
+  sid: string,
+  handle: string,
+  token: string,
+  index: number,
+  bytes: Uint8Array,
+  sha?: string,
+) =>
+  api.call("PUT", partPath(sid, handle, index), {
+    token,
+    raw: bytes,
+    headers: {
+      "content-type": "application/octet-stream",
+      "x-content-sha256": sha ?? (await sha256(bytes)),
+    },
+  });
+async function uploaded(sid: string) {
+  await api.createSession(sid);
+  const token = (await api.reserve(sid, "h1")).callback.token;
+  const parts = [bytesOf(3000, 1), bytesOf(1234, 2)];
+  for (const [index, bytes] of parts.entries())
+    expect((await upload(sid, "h1", token, index, bytes)).status).toBe(201);
+  const whole = new Uint8Array([...parts[0]!, ...parts[1]!]);
+  const fullOutput = {
+    bytes: whole.byteLength,
+    sha256: await sha256(whole),
+    parts: await Promise.all(
+      parts.map(async (b) => ({ bytes: b.byteLength, sha256: await sha256(b) })),
+    ),
+  };
+  return { token, whole, fullOutput, parts };
+}
+const completeWith = (sid: string, token: string, fullOutput: unknown) =>
+  api.complete(sid, "h1", token, api.result(0, "tail", { full_output: fullOutput }));
+describe("full-output tally and limits", () => {
+  it("a part whose put fails its digest does not count against the job's upload tally", async () => {
+    const sid = api.uniqueId("tally");
+    await api.createSession(sid);
+    const token = (await api.reserve(sid, "h1")).callback.token;
+    const good = bytesOf(5000, 1);
+    expect((await upload(sid, "h1", token, 0, good)).status).toBe(201);
+    // Near the bound (2 x 1 GiB): as if the job had retried many parts.
+    const limit = 2 * 1024 * 1024 * 1024;
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
+      state.storage.sql.exec("UPDATE outputs SET uploaded_bytes = ?", limit - 6000);
+    });
+    const bad = await upload(sid, "h1", token, 1, bytesOf(5000, 2), await sha256(bytesOf(5000, 3)));
+    expect(bad.body.code).toBe("digest_mismatch");
+    // Nothing was stored by the failed put: the next good part fits.
+    const next = await upload(sid, "h1", token, 1, bytesOf(5000, 2));
+    expect([next.status, next.body.code]).toEqual([201, undefined]);
+    // And the bound still holds past it.
+    const over = await upload(sid, "h1", token, 2, bytesOf(5000, 4));
+    expect([over.status, over.body.code]).toEqual([413, "payload_too_large"]);
+  });
+
+  it("a full output over MAX_FULL_OUTPUT_BYTES: 413 naming full_output.bytes, told from the body's", async () => {
+    const sid = api.uniqueId("fullmax");
+    const { token } = await uploaded(sid);
+    const part = { bytes: 64 * 1024 * 1024, sha256: "a".repeat(64) };
+    const parts = Array.from({ length: 17 }, () => part);
+    const refused = await completeWith(sid, token, {
+      bytes: 17 * part.bytes,
+      sha256: "b".repeat(64),
+      parts,
+    });
+    expect([refused.status, refused.body.code]).toEqual([413, "payload_too_large"]);
+    expect(refused.body.errors?.[0]?.path).toBe("full_output.bytes");
+  });
+});
+
+const readRaw = async (sid: string, range?: string, method = "GET") => {
+  const response = await api.workerFetch(
+    new Request(`http://exec-inbox.test/v1/sessions/${sid}/exec-jobs/h1/output`, {
+      method,
+      headers: {
+        authorization: `Bearer ${api.AGENT_TOKEN}`,
+        ...(range === undefined ? {} : { range }),
+      },
+    }),
+  );
+  return { response, bytes: new Uint8Array(await response.arrayBuffer()) };
+};
+
+describe("full-output reads and legacy tokens", () => {
+  it("HEAD answers the status, ETag and length, with no body", async () => {
+    const sid = api.uniqueId("head");
+    const { token, whole, fullOutput } = await uploaded(sid);
+    await completeWith(sid, token, fullOutput);
+    const head = await readRaw(sid, undefined, "HEAD");
+    expect(head.response.status).toBe(200);
+    expect(head.response.headers.get("etag")).toBe(`"${fullOutput.sha256}"`);
+    expect(head.response.headers.get("content-length")).toBe(String(whole.byteLength));
+    expect(head.bytes.byteLength).toBe(0);
+    const ranged = await readRaw(sid, "bytes=10-19", "HEAD");
+    expect(ranged.response.status).toBe(206);
+    expect(ranged.response.headers.get("content-length")).toBe("10");
+    expect(ranged.response.headers.get("content-range")).toBe(`bytes 10-19/${whole.byteLength}`);
+  });
+
+  it("the range unit is case-insensitive", async () => {
+    const sid = api.uniqueId("unit");
+    const { token, whole, fullOutput } = await uploaded(sid);
+    await completeWith(sid, token, fullOutput);
+    const read = await readRaw(sid, "Bytes=0-9");
+    expect(read.response.status).toBe(206);
+    expect(read.bytes).toEqual(whole.subarray(0, 10));
+  });
+
+  it("a part uploaded with a legacy token (no reservation seq): 422, as its completion", async () => {
+    const sid = api.uniqueId("legacy");
+    const created = await api.createSession(sid);
+    await api.reserve(sid, "h1");
+    const legacy = mintCallbackToken(CALLBACK_SECRET_NEW, {
+      tenant: "default",
+      sessionId: sid,
+      lifetime: created.lifetime,
+      handle: "h1",
+      seq: null,
+    });
+    const refused = await upload(sid, "h1", legacy, 0, bytesOf(100, 1));
+    expect([refused.status, refused.body.code]).toEqual([422, "invalid_request"]);
+    expect(refused.body.detail).toMatch(/reserve the job again/);
+  });
+});
