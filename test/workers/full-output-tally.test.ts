@@ -2,38 +2,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { mintCallbackToken } from "../../src/auth/callback-token";
 import * as api from "../support/api";
+import { bytesOf, sha256, upload } from "../support/full-output";
 import { CALLBACK_SECRET_NEW } from "../support/secrets";
 
-const hex = (buffer: ArrayBuffer) =>
-  [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-const sha256 = async (bytes: Uint8Array) => hex(await crypto.subtle.digest("SHA-256", bytes));
-function bytesOf(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let state = seed * 2654435761 + 1;
-  for (let i = 0; i < length; i += 1) {
-    state = (state * 1103515245 + 12345) >>> 0;
-    out[i] = state >>> 24;
-  }
-  return out;
-}
-const partPath = (sid: string, handle: string, index: number) =>
-  `/v1/sessions/${sid}/exec-jobs/${handle}/output/parts/${index}`;
-const upload = async (
-  sid: string,
-  handle: string,
-  token: string,
-  index: number,
-  bytes: Uint8Array,
-  sha?: string,
-) =>
-  api.call("PUT", partPath(sid, handle, index), {
-    token,
-    raw: bytes,
-    headers: {
-      "content-type": "application/octet-stream",
-      "x-content-sha256": sha ?? (await sha256(bytes)),
-    },
-  });
 async function uploaded(sid: string) {
   await api.createSession(sid);
   const token = (await api.reserve(sid, "h1")).callback.token;
