@@ -1,7 +1,8 @@
 // The audit trail in the session object's SQLite: two rings of AUDIT_MAX_EVENTS slots each. The
-// records ring (`audit_kept`) holds accepted completions and delivery attempts; the noise ring
-// (`audit`) holds everything else (runs, claims, acks, operator actions, refused and duplicate
-// completions), so no flood of noise can push a record out (docs/decisions.md 700). Each event
+// records ring (`audit_kept`) holds accepted completions, delivery attempts, operator actions,
+// ceilings and cancels; the noise ring (`audit`) holds everything else (runs, claims, acks, refused
+// and duplicate completions), so no flood of noise can push a record out (docs/decisions.md 700,
+// 710). Each event
 // is one row written, overwriting the event AUDIT_MAX_EVENTS older in its own ring in place, never
 // a delete (a delete is billed as a written row too). Reads show only events within
 // AUDIT_RETENTION_MS; older rows are invisible until overwritten. The last seqs are read once per
@@ -13,9 +14,20 @@ interface Bounds {
   readonly auditRetentionMs: number;
 }
 
-/** What an operator must be able to find a week later, whatever else happened meanwhile. */
+/**
+ * What an operator must be able to find a week later, whatever else happened meanwhile: accepted
+ * completions, delivery attempts, operator actions, ceilings and the agent's cancels. None can be
+ * flooded: each is bounded by what the session really did (a job's one completion, one attempt
+ * per resume try, one operator action per request an operator made, one ceiling per wait's end,
+ * one cancel per running job), where a stale runner's refused completions are unlimited
+ * (docs/decisions.md 700, 710).
+ */
 export const isRecord = (event: AuditEvent): boolean =>
-  (event.type === "completion" && event.outcome === "accepted") || event.type === "delivery";
+  (event.type === "completion" && event.outcome === "accepted") ||
+  event.type === "delivery" ||
+  event.type === "operator" ||
+  event.type === "ceiling" ||
+  event.type === "cancel";
 
 type EventRow = { seq: number; at: number; type: string; detail: string };
 

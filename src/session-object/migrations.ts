@@ -378,14 +378,16 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     id: 10,
     description:
-      "the audit trail's records ring (accepted completions, deliveries) and the messages' bytes",
+      "the audit trail's records ring (accepted completions, deliveries, operator actions, ceilings, cancels) and the messages' bytes",
+    // Edited in place, not followed by a migration 11: migration 10 never shipped (no released
+    // database applied it), so every database that has it was made by a development build.
     sql: `
       CREATE TABLE audit_kept (
         slot INTEGER PRIMARY KEY,
         ring_seq INTEGER NOT NULL,
         seq INTEGER NOT NULL,
         at INTEGER NOT NULL,
-        type TEXT NOT NULL CHECK (type IN ('completion', 'delivery')),
+        type TEXT NOT NULL CHECK (type IN ('completion', 'delivery', 'operator', 'ceiling', 'cancel')),
         detail TEXT NOT NULL
       );
       ALTER TABLE session ADD COLUMN message_bytes INTEGER NOT NULL DEFAULT 0;
