@@ -31,6 +31,9 @@ export const isRecord = (event: AuditEvent): boolean =>
 
 type EventRow = { seq: number; at: number; type: string; detail: string };
 
+/** The two rings: each numbers its own events (`ring_seq`, from 0) and slots them modulo its size. */
+type Ring = "audit" | "audit_kept";
+
 /** The slot ranges that hold ring positions from..to (inclusive), in ring order. */
 function slotRanges(from: number, to: number, size: number): Array<[number, number]> {
   const [start, end] = [from % size, to % size];
@@ -50,119 +53,108 @@ const decode = (row: EventRow): StoredEvent =>
     ...JSON.parse(row.detail),
   }) as StoredEvent;
 
+type Last = { seq: number; ring: number };
+
 export class AuditStore {
-  /** The last seq written (either ring) and the records ring's last position; read on first use. */
-  private lastSeq: number | null = null;
-  private lastRecord = 0;
+  /**
+   * The last seq written (either ring) and each ring's last position (-1: empty); read on first
+   * use, and again after a transaction that may have rolled back (`reload`).
+   */
+  private counters: { seq: number; noise: number; kept: number } | null = null;
 
   constructor(private readonly bounds: Bounds) {}
 
-  private last(sql: SqlStorage): number {
-    if (this.lastSeq === null) {
-      const noise = sql
-        .exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) AS seq FROM audit")
-        .one().seq;
-      const kept = sql
-        .exec<{ ring: number; seq: number }>(
-          "SELECT COALESCE(MAX(ring_seq), 0) AS ring, COALESCE(MAX(seq), 0) AS seq FROM audit_kept",
-        )
-        .one();
-      this.lastRecord = kept.ring;
-      this.lastSeq = Math.max(noise, kept.seq);
+  private last(sql: SqlStorage): { seq: number; noise: number; kept: number } {
+    if (this.counters === null) {
+      const read = (ring: Ring): Last =>
+        sql
+          .exec<Last>(
+            `SELECT COALESCE(MAX(seq), 0) AS seq, COALESCE(MAX(ring_seq), -1) AS ring FROM ${ring}`,
+          )
+          .one();
+      const [noise, kept] = [read("audit"), read("audit_kept")];
+      this.counters = { seq: Math.max(noise.seq, kept.seq), noise: noise.ring, kept: kept.ring };
     }
-    return this.lastSeq;
+    return this.counters;
   }
 
   /** Appends inside the caller's transaction: the event commits with the change it records. */
   append(sql: SqlStorage, now: number, event: AuditEvent): void {
-    const seq = this.last(sql) + 1;
+    const counters = this.last(sql);
+    const seq = counters.seq + 1;
     const { type, ...detail } = event;
+    const kept = isRecord(event);
+    const ring = (kept ? counters.kept : counters.noise) + 1;
     // REPLACE over a slot of a table without a secondary index overwrites the row in place (one
     // row written), and compiles one half where the upsert compiled two, both kept prepared.
-    if (isRecord(event)) {
-      const ring = this.lastRecord + 1;
-      sql.exec(
-        "REPLACE INTO audit_kept (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
-        ring % this.bounds.auditMaxEvents,
-        ring,
-        seq,
-        now,
-        type,
-        JSON.stringify(detail),
-      );
-      this.lastRecord = ring;
-    } else {
-      sql.exec(
-        "REPLACE INTO audit (slot, seq, at, type, detail) VALUES (?, ?, ?, ?, ?)",
-        seq % this.bounds.auditMaxEvents,
-        seq,
-        now,
-        type,
-        JSON.stringify(detail),
-      );
-    }
-    this.lastSeq = seq;
+    sql.exec(
+      kept
+        ? "REPLACE INTO audit_kept (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)"
+        : "REPLACE INTO audit (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
+      ring % this.bounds.auditMaxEvents,
+      ring,
+      seq,
+      now,
+      type,
+      JSON.stringify(detail),
+    );
+    this.counters = kept ? { ...counters, seq, kept: ring } : { ...counters, seq, noise: ring };
   }
 
   /**
-   * Events after `after`, oldest first. The noise ring holds the noise among the newest
-   * AUDIT_MAX_EVENTS seqs, found by slot as seq % size; the records ring is searched by position
-   * (its seqs grow with it), so a page reads about `limit` rows of each ring plus a dozen point
-   * reads, whatever the rings' size. Expired events are a prefix of each ring; a page that covers
-   * some shows fewer, and `next_after` moves past them.
+   * Events after `after`, oldest first. Each ring is searched by its own position (its seqs grow
+   * with it), so a page reads about `limit` rows of each ring plus two dozen point reads, whatever
+   * the rings' size, and a busy ring never hides the other's events (docs/decisions.md 712).
+   * Expired events are a prefix of each ring and are skipped.
    */
   page(
     sql: SqlStorage,
     now: number,
     cmd: { after: number; limit: number },
   ): { events: StoredEvent[]; next_after: number | null } {
-    const max = this.bounds.auditMaxEvents;
     const cutoff = now - this.bounds.auditRetentionMs;
-    const last = this.last(sql);
-    const from = Math.max(cmd.after, last - max) + 1;
-    const to = Math.min(last, from + cmd.limit - 1);
-    if (from > to) return { events: [], next_after: null };
-    const noise = slotRanges(from, to, max).flatMap(([low, high]) =>
-      sql
-        .exec<EventRow>(
-          `SELECT seq, at, type, detail FROM audit
-           WHERE slot BETWEEN ? AND ? AND seq BETWEEN ? AND ? AND at > ? ORDER BY slot`,
-          low,
-          high,
-          from,
-          to,
-          cutoff,
-        )
-        .toArray(),
-    );
-    // Records at or below `to` only: the noise past it was not read, and the next page takes both.
-    const records = this.recordsAfter(sql, cmd.after, cutoff, cmd.limit + 1).filter(
-      (row) => row.seq <= to,
-    );
-    const merged = [...records, ...noise].sort((a, b) => a.seq - b.seq);
+    const counters = this.last(sql);
+    // Up to limit + 1 of each: had either more, the merged page is over `limit` and says so.
+    const merged = [
+      ...this.after(sql, "audit_kept", counters.kept, cmd.after, cutoff, cmd.limit + 1),
+      ...this.after(sql, "audit", counters.noise, cmd.after, cutoff, cmd.limit + 1),
+    ].sort((a, b) => a.seq - b.seq);
     if (merged.length > cmd.limit) {
       const events = merged.slice(0, cmd.limit);
       return { events: events.map(decode), next_after: events.at(-1)?.seq ?? null };
     }
-    return { events: merged.map(decode), next_after: to < last ? to : null };
+    return { events: merged.map(decode), next_after: null };
   }
 
-  /** Up to `count` records with seq > after and time > cutoff, oldest first (a binary search). */
-  private recordsAfter(sql: SqlStorage, after: number, cutoff: number, count: number): EventRow[] {
-    this.last(sql);
+  /**
+   * Up to `count` events of a ring with seq > after and time > cutoff, oldest first: a binary
+   * search for the first such position, then one range read. A slot whose row is not the position
+   * asked for (empty, or a lap older) counts as before the page, and the read is filtered again.
+   */
+  private after(
+    sql: SqlStorage,
+    ring: Ring,
+    newest: number,
+    after: number,
+    cutoff: number,
+    count: number,
+  ): EventRow[] {
     const size = this.bounds.auditMaxEvents;
-    const newest = this.lastRecord;
-    if (newest === 0) return [];
-    const wanted = (ring: number): boolean => {
+    if (newest < 0) return [];
+    const wanted = (position: number): boolean => {
       const row = sql
-        .exec<{ seq: number; at: number }>(
-          "SELECT seq, at FROM audit_kept WHERE slot = ?",
-          ring % size,
+        .exec<{ ring_seq: number; seq: number; at: number }>(
+          ring === "audit"
+            ? "SELECT ring_seq, seq, at FROM audit WHERE slot = ?"
+            : "SELECT ring_seq, seq, at FROM audit_kept WHERE slot = ?",
+          position % size,
         )
         .toArray()[0];
-      return row !== undefined && row.seq > after && row.at > cutoff;
+      return (
+        row !== undefined && row.ring_seq === position && row.seq > after && row.at > cutoff
+      );
     };
-    let low = Math.max(1, newest - size + 1);
+    let low = Math.max(0, newest - size + 1);
     let high = newest;
     if (!wanted(high)) return [];
     while (low < high) {
@@ -171,20 +163,38 @@ export class AuditStore {
       else low = middle + 1;
     }
     const end = Math.min(newest, low + count - 1);
-    return slotRanges(low, end, size).flatMap(([first, final]) =>
-      sql
-        .exec<EventRow>(
-          "SELECT seq, at, type, detail FROM audit_kept WHERE slot BETWEEN ? AND ? ORDER BY slot",
-          first,
-          final,
-        )
-        .toArray(),
-    );
+    return slotRanges(low, end, size)
+      .flatMap(([first, final]) =>
+        sql
+          .exec<EventRow>(
+            ring === "audit"
+              ? `SELECT seq, at, type, detail FROM audit WHERE slot BETWEEN ? AND ?
+                 AND ring_seq BETWEEN ? AND ? AND seq > ? AND at > ? ORDER BY slot`
+              : `SELECT seq, at, type, detail FROM audit_kept WHERE slot BETWEEN ? AND ?
+                 AND ring_seq BETWEEN ? AND ? AND seq > ? AND at > ? ORDER BY slot`,
+            first,
+            final,
+            low,
+            end,
+            after,
+            cutoff,
+          )
+          .toArray(),
+      )
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * The counters are read from storage again at next use: after a transaction that threw (its
+   * appends may have rolled back, and counters left past them would leave a hole), or storage was
+   * wiped (the session was deleted: the next lifetime starts at seq 1).
+   */
+  reload(): void {
+    this.counters = null;
   }
 
   /** Storage was wiped (the session was deleted): the next lifetime starts at seq 1. */
   forget(): void {
-    this.lastSeq = null;
-    this.lastRecord = 0;
+    this.counters = null;
   }
 }
