@@ -192,4 +192,27 @@ describe("a transaction that rolls back", () => {
       ]);
     });
   });
+
+  it("through the kernel: a commit whose transaction throws leaves the records before it readable", async () => {
+    const sid = api.uniqueId("kernel-hole");
+    await api.createSession(sid);
+    await runInDurableObject(api.stubOf(sid), (instance, state) => {
+      type KernelLike = {
+        record(event: AuditEvent): void;
+        commit(next: null, writes: readonly never[], events: readonly AuditEvent[]): void;
+        audit: AuditStore;
+      };
+      const kernel = (instance as unknown as { kernel: KernelLike }).kernel;
+      for (let i = 1; i <= 4; i += 1) kernel.record(accepted(`h${i}`));
+      // The second event breaks the noise ring's CHECK: the transaction rolls the first back.
+      expect(() =>
+        kernel.commit(null, [], [accepted("rolled-back"), { type: "bogus" } as unknown as AuditEvent]),
+      ).toThrow();
+      for (let i = 6; i <= 10; i += 1) kernel.record(accepted(`h${i}`));
+      const page = kernel.audit.page(state.storage.sql, Date.now(), { after: 0, limit: 100 });
+      expect(page.events.map((e) => (e as { handle?: string }).handle)).toEqual(
+        ["h1", "h2", "h3", "h4", "h6", "h7", "h8", "h9", "h10"],
+      );
+    });
+  });
 });
