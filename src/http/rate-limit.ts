@@ -10,7 +10,7 @@ import type { AppEnv } from "./context";
 /**
  * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's suspend
  * and finish, the pull of a job (its accepted result), a job's cancel and a session's delete always
- * work, so a limited host can still empty its inbox and stop (docs/decisions.md 704, 715). So is
+ * work, so a limited host can still empty its inbox and stop (docs/decisions.md 704, 711). So is
  * registering a run that names a `resume_id` (`takesResume`): the host answering its wake.
  */
 const DRAINS: readonly [string, RegExp][] = [

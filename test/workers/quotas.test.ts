@@ -4,6 +4,7 @@
 // messages, 3 long-polls per session and 5 per tenant.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { tenantSessionStub } from "../../src/http/context";
 import * as api from "../support/api";
 import { QUOTA_AGENT_TOKEN, RATE_AGENT_TOKEN } from "../support/secrets";
 
@@ -75,6 +76,27 @@ describe("the sessions quota", () => {
     expect(await tenantPlaces("quota")).toBe(2);
     expect((await quota.call("POST", "/v1/sessions", { id: third })).status).toBe(201);
     made.push(third);
+  });
+
+  it("a create of an id that exists but was never counted, at a full tenant, gets 409 session_exists, not 429", async () => {
+    const legacy = api.uniqueId("q-legacy");
+    // A session the count never saw (made before tenant_sessions existed): straight to its object.
+    const direct = await tenantSessionStub(env, "quota", legacy).create({
+      tenant: "quota",
+      id: legacy,
+      resumeUrl: null,
+      metadata: {},
+    });
+    expect(direct.ok).toBe(true);
+    made.push(legacy);
+    await session("q-l1");
+    await session("q-l2");
+    await session("q-l3");
+    const again = await quota.call("POST", "/v1/sessions", { id: legacy });
+    expect([again.status, again.body.code]).toEqual([409, "session_exists"]);
+    // A new id at the full tenant is still refused.
+    const refused = await quota.call("POST", "/v1/sessions", { id: api.uniqueId("q-l4") });
+    expectTooMany(refused, "quota_exceeded", "5");
   });
 });
 
