@@ -50,7 +50,7 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
     if (place.refusal !== null) {
       // Full by the count, yet the id may exist (a session made before the count, 701): a create
       // of an existing id is 409 session_exists whatever the quota says (docs/decisions.md 715).
-      const existing = await sessionStub(c, body.id)
+      const existing: { ok: boolean } | null = await sessionStub(c, body.id)
         .view()
         .catch(() => null);
       if (existing?.ok === true) {

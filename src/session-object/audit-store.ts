@@ -150,9 +150,7 @@ export class AuditStore {
           position % size,
         )
         .toArray()[0];
-      return (
-        row !== undefined && row.ring_seq === position && row.seq > after && row.at > cutoff
-      );
+      return row !== undefined && row.ring_seq === position && row.seq > after && row.at > cutoff;
     };
     let low = Math.max(0, newest - size + 1);
     let high = newest;

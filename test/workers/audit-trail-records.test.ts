@@ -48,9 +48,7 @@ describe("the records ring", () => {
       expect((await api.complete(sid, "h1", h1, api.result(1, `forged ${i}`))).status).toBe(409);
     }
     const events = await trail(sid);
-    expect(events.filter((e) => e.type === "operator").map((e) => e.action)).toEqual([
-      "mark_lost",
-    ]);
+    expect(events.filter((e) => e.type === "operator").map((e) => e.action)).toEqual(["mark_lost"]);
     expect(events.filter((e) => e.type === "cancel").map((e) => e.handle)).toEqual(["h3"]);
   }, 60_000);
 });
@@ -206,13 +204,25 @@ describe("a transaction that rolls back", () => {
       for (let i = 1; i <= 4; i += 1) kernel.record(accepted(`h${i}`));
       // The second event breaks the noise ring's CHECK: the transaction rolls the first back.
       expect(() =>
-        kernel.commit(null, [], [accepted("rolled-back"), { type: "bogus" } as unknown as AuditEvent]),
+        kernel.commit(
+          null,
+          [],
+          [accepted("rolled-back"), { type: "bogus" } as unknown as AuditEvent],
+        ),
       ).toThrow();
       for (let i = 6; i <= 10; i += 1) kernel.record(accepted(`h${i}`));
       const page = kernel.audit.page(state.storage.sql, Date.now(), { after: 0, limit: 100 });
-      expect(page.events.map((e) => (e as { handle?: string }).handle)).toEqual(
-        ["h1", "h2", "h3", "h4", "h6", "h7", "h8", "h9", "h10"],
-      );
+      expect(page.events.map((e) => (e as { handle?: string }).handle)).toEqual([
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h6",
+        "h7",
+        "h8",
+        "h9",
+        "h10",
+      ]);
     });
   });
 });

@@ -280,11 +280,21 @@ describe("the rate limit and a run that stops", () => {
       }
     };
     const sid = api.uniqueId("rate-suspend");
-    expect((await counted("POST", "/v1/sessions", { id: sid, resume_url: api.hookUrl(sid) })).status).toBe(201);
-    const h1 = await counted("POST", `/v1/sessions/${sid}/exec-jobs`, { handle: "h1", command: "a" });
-    const h2 = await counted("POST", `/v1/sessions/${sid}/exec-jobs`, { handle: "h2", command: "b" });
+    expect(
+      (await counted("POST", "/v1/sessions", { id: sid, resume_url: api.hookUrl(sid) })).status,
+    ).toBe(201);
+    const h1 = await counted("POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h1",
+      command: "a",
+    });
+    const h2 = await counted("POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h2",
+      command: "b",
+    });
     expect([h1.status, h2.status]).toEqual([201, 201]);
-    expect((await api.complete(sid, "h2", h2.body.callback.token, api.result(0, "done"))).status).toBe(202);
+    expect(
+      (await api.complete(sid, "h2", h2.body.callback.token, api.result(0, "done"))).status,
+    ).toBe(202);
     const resumeId = (await counted("GET", `/v1/sessions/${sid}`)).body.resume?.resume_id;
     expect(typeof resumeId).toBe("string");
     let limited = false;
