@@ -114,33 +114,34 @@ export class AuditStore {
   ): { events: StoredEvent[]; next_after: number | null } {
     const cutoff = now - this.bounds.auditRetentionMs;
     const counters = this.last(sql);
-    // Up to limit + 1 of each: had either more, the merged page is over `limit` and says so.
-    const merged = [
-      ...this.after(sql, "audit_kept", counters.kept, cmd.after, cutoff, cmd.limit + 1),
-      ...this.after(sql, "audit", counters.noise, cmd.after, cutoff, cmd.limit + 1),
-    ].sort((a, b) => a.seq - b.seq);
-    if (merged.length > cmd.limit) {
-      const events = merged.slice(0, cmd.limit);
-      return { events: events.map(decode), next_after: events.at(-1)?.seq ?? null };
-    }
-    return { events: merged.map(decode), next_after: null };
+    // At most (last seq − after) events of either ring are past `after`: the search starts there.
+    const newer = counters.seq - cmd.after;
+    const kept = this.after(sql, "audit_kept", counters.kept, cmd, cutoff, newer);
+    const noise = this.after(sql, "audit", counters.noise, cmd, cutoff, newer);
+    const merged = [...kept.rows, ...noise.rows].sort((a, b) => a.seq - b.seq);
+    const events = merged.slice(0, cmd.limit);
+    // More remain if the merge passed `limit`, or a ring's read stopped short of its newest.
+    const more = merged.length > cmd.limit || kept.more || noise.more;
+    return { events: events.map(decode), next_after: more ? (events.at(-1)?.seq ?? null) : null };
   }
 
   /**
-   * Up to `count` events of a ring with seq > after and time > cutoff, oldest first: a binary
-   * search for the first such position, then one range read. A slot whose row is not the position
-   * asked for (empty, or a lap older) counts as before the page, and the read is filtered again.
+   * Up to `limit` events of a ring with seq > after and time > cutoff, oldest first, and whether
+   * the ring holds more past them: a binary search for the first such position (among the newest
+   * `newer` positions at most), then one range read. A slot whose row is not the position asked
+   * for (empty, or a lap older) counts as before the page, and the read is filtered again.
    */
   private after(
     sql: SqlStorage,
     ring: Ring,
     newest: number,
-    after: number,
+    cmd: { after: number; limit: number },
     cutoff: number,
-    count: number,
-  ): EventRow[] {
+    newer: number,
+  ): { rows: EventRow[]; more: boolean } {
     const size = this.bounds.auditMaxEvents;
-    if (newest < 0) return [];
+    const none = { rows: [], more: false };
+    if (newest < 0 || newer <= 0) return none;
     const wanted = (position: number): boolean => {
       const row = sql
         .exec<{ ring_seq: number; seq: number; at: number }>(
@@ -150,18 +151,23 @@ export class AuditStore {
           position % size,
         )
         .toArray()[0];
-      return row !== undefined && row.ring_seq === position && row.seq > after && row.at > cutoff;
+      return (
+        row !== undefined && row.ring_seq === position && row.seq > cmd.after && row.at > cutoff
+      );
     };
-    let low = Math.max(0, newest - size + 1);
+    let low = Math.max(0, newest - size + 1, newest - newer + 1);
     let high = newest;
-    if (!wanted(high)) return [];
+    if (!wanted(high)) return none;
+    // Where the ring's seqs run without gaps (a burst of one kind), the lowest possible position is
+    // the answer: one read instead of the search's log₂.
+    if (low < high && wanted(low)) high = low;
     while (low < high) {
       const middle = Math.floor((low + high) / 2);
       if (wanted(middle)) high = middle;
       else low = middle + 1;
     }
-    const end = Math.min(newest, low + count - 1);
-    return slotRanges(low, end, size)
+    const end = Math.min(newest, low + cmd.limit - 1);
+    const rows = slotRanges(low, end, size)
       .flatMap(([first, final]) =>
         sql
           .exec<EventRow>(
@@ -174,12 +180,13 @@ export class AuditStore {
             final,
             low,
             end,
-            after,
+            cmd.after,
             cutoff,
           )
           .toArray(),
       )
       .sort((a, b) => a.seq - b.seq);
+    return { rows, more: end < newest };
   }
 
   /**
