@@ -2,11 +2,13 @@
 // records ring (`audit_kept`) holds accepted completions, delivery attempts, operator actions,
 // ceilings and cancels; the noise ring (`audit`) holds everything else (runs, claims, acks, refused
 // and duplicate completions), so no flood of noise can push a record out (docs/decisions.md 700,
-// 710). Each event
-// is one row written, overwriting the event AUDIT_MAX_EVENTS older in its own ring in place, never
-// a delete (a delete is billed as a written row too). Reads show only events within
-// AUDIT_RETENTION_MS; older rows are invisible until overwritten. The last seqs are read once per
-// object start (a scan of each ring; no index, which would cost a second written row per event).
+// 710). Each ring numbers its events (`ring_seq`, from 0) and keeps position p in slot
+// p % AUDIT_MAX_EVENTS (712); both share one `seq`. Each event is one row written, overwriting the
+// event AUDIT_MAX_EVENTS older in its own ring in place, never a delete (a delete is billed as a
+// written row too). Reads show only events within AUDIT_RETENTION_MS; older rows are invisible
+// until overwritten. The last seq and positions are read once per object start, and again after a
+// transaction that threw (a scan of each ring; no index, which would cost a second written row per
+// event).
 import type { AuditEvent, StoredEvent } from "../domain/audit";
 
 interface Bounds {
