@@ -2,24 +2,51 @@
 // TOKEN_RATE_LIMITER): what it promises and does not is in docs/tenants.md "Rate limits".
 // Which token a request carries is the caller's (app.ts authenticates first).
 import type { MiddlewareHandler } from "hono";
+import { readCapped } from "../../shared/capped-read";
 import { problem } from "../../shared/problem";
 import { contentDigest } from "../domain/text";
 import type { AppEnv } from "./context";
 
 /**
- * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's finish,
- * a job's cancel and a session's delete always work, so a limited host can still empty its inbox
- * and stop.
+ * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's suspend
+ * and finish, the pull of a job (its accepted result), a job's cancel and a session's delete always
+ * work, so a limited host can still empty its inbox and stop (docs/decisions.md 704, 711). So is
+ * registering a run that names a `resume_id` (`takesResume`): the host answering its wake.
  */
 const DRAINS: readonly [string, RegExp][] = [
   ["POST", /^\/v1\/sessions\/[^/]+\/inbox\/(claim|ack)$/],
-  ["POST", /^\/v1\/sessions\/[^/]+\/runs\/[^/]+\/finish$/],
+  ["POST", /^\/v1\/sessions\/[^/]+\/runs\/[^/]+\/(suspend|finish)$/],
+  ["GET", /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+$/],
   ["POST", /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/cancel$/],
   ["DELETE", /^\/v1\/sessions\/[^/]+$/],
 ];
 
 export const drains = (method: string, path: string): boolean =>
   DRAINS.some(([drainMethod, pattern]) => drainMethod === method && pattern.test(path));
+
+const REGISTER_RUN = /^\/v1\/sessions\/[^/]+\/runs$/;
+/** A run registration's body is a few ids: one larger than this is counted like any request. */
+const RESUME_BODY_BYTES = 16 * 1024;
+
+/**
+ * True for `POST …/runs` whose JSON body names a `resume_id`. Read from a clone (the handler reads
+ * the body itself, with its own checks); malformed or oversized bodies are simply counted.
+ */
+async function takesResume(method: string, path: string, request: Request): Promise<boolean> {
+  if (method !== "POST" || !REGISTER_RUN.test(path) || request.body === null) return false;
+  const read = await readCapped(request.clone(), RESUME_BODY_BYTES, (reader) => reader.cancel());
+  if (!read.ok) return false;
+  try {
+    const body: unknown = JSON.parse(new TextDecoder().decode(read.bytes));
+    return (
+      typeof body === "object" &&
+      body !== null &&
+      typeof (body as { resume_id?: unknown }).resume_id === "string"
+    );
+  } catch {
+    return false;
+  }
+}
 
 /** After the agent-token check: counts the request against its token, or answers 429. */
 export function limitPerToken(token: string): MiddlewareHandler<AppEnv> {
@@ -28,6 +55,7 @@ export function limitPerToken(token: string): MiddlewareHandler<AppEnv> {
     // Undefined where a stack binds no limiter (the benchmarks' Miniflare): nothing to count with.
     if (limiter === undefined || drains(c.req.method, c.req.path)) return next();
     if (c.var.config.tenants[c.var.tenant]?.rateLimited === false) return next();
+    if (await takesResume(c.req.method, c.req.path, c.req.raw)) return next();
     // A digest, not the token: the key leaves the Worker for the limiter's counters.
     const { success } = await limiter.limit({
       key: `agent:${c.var.tenant}:${contentDigest(token)}`,

@@ -47,7 +47,17 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
       resumeBinding = checked.binding;
     }
     const place = await admitCreate(c, body.id);
-    if (place.refusal !== null) return place.refusal;
+    if (place.refusal !== null) {
+      // Full by the count, yet the id may exist (a session made before the count, 701): a create
+      // of an existing id is 409 session_exists whatever the quota says (docs/decisions.md 715).
+      const existing: { ok: boolean } | null = await sessionStub(c, body.id)
+        .view()
+        .catch(() => null);
+      if (existing?.ok === true) {
+        return problem("session_exists", `session ${body.id} already exists`);
+      }
+      return place.refusal;
+    }
     let result: Awaited<ReturnType<ReturnType<typeof sessionStub>["create"]>>;
     try {
       result = await sessionStub(c, body.id).create({

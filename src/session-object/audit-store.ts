@@ -1,11 +1,14 @@
 // The audit trail in the session object's SQLite: two rings of AUDIT_MAX_EVENTS slots each. The
-// records ring (`audit_kept`) holds accepted completions and delivery attempts; the noise ring
-// (`audit`) holds everything else (runs, claims, acks, operator actions, refused and duplicate
-// completions), so no flood of noise can push a record out (docs/decisions.md 700). Each event
-// is one row written, overwriting the event AUDIT_MAX_EVENTS older in its own ring in place, never
-// a delete (a delete is billed as a written row too). Reads show only events within
-// AUDIT_RETENTION_MS; older rows are invisible until overwritten. The last seqs are read once per
-// object start (a scan of each ring; no index, which would cost a second written row per event).
+// records ring (`audit_kept`) holds accepted completions, delivery attempts, operator actions,
+// ceilings and cancels; the noise ring (`audit`) holds everything else (runs, claims, acks, refused
+// and duplicate completions), so no flood of noise can push a record out (docs/decisions.md 700,
+// 710). Each ring numbers its events (`ring_seq`, from 0) and keeps position p in slot
+// p % AUDIT_MAX_EVENTS (712); both share one `seq`. Each event is one row written, overwriting the
+// event AUDIT_MAX_EVENTS older in its own ring in place, never a delete (a delete is billed as a
+// written row too). Reads show only events within AUDIT_RETENTION_MS; older rows are invisible
+// until overwritten. The last seq and positions are read once per object start, and again after a
+// transaction that threw (a scan of each ring; no index, which would cost a second written row per
+// event).
 import type { AuditEvent, StoredEvent } from "../domain/audit";
 
 interface Bounds {
@@ -13,11 +16,25 @@ interface Bounds {
   readonly auditRetentionMs: number;
 }
 
-/** What an operator must be able to find a week later, whatever else happened meanwhile. */
+/**
+ * What an operator must be able to find a week later, whatever else happened meanwhile: accepted
+ * completions, delivery attempts, operator actions, ceilings and the agent's cancels. None can be
+ * flooded: each is bounded by what the session really did (a job's one completion, one attempt
+ * per resume try, one operator action per request an operator made, one ceiling per wait's end,
+ * one cancel per running job), where a stale runner's refused completions are unlimited
+ * (docs/decisions.md 700, 710).
+ */
 export const isRecord = (event: AuditEvent): boolean =>
-  (event.type === "completion" && event.outcome === "accepted") || event.type === "delivery";
+  (event.type === "completion" && event.outcome === "accepted") ||
+  event.type === "delivery" ||
+  event.type === "operator" ||
+  event.type === "ceiling" ||
+  event.type === "cancel";
 
 type EventRow = { seq: number; at: number; type: string; detail: string };
+
+/** The two rings: each numbers its own events (`ring_seq`, from 0) and slots them modulo its size. */
+type Ring = "audit" | "audit_kept";
 
 /** The slot ranges that hold ring positions from..to (inclusive), in ring order. */
 function slotRanges(from: number, to: number, size: number): Array<[number, number]> {
@@ -38,141 +55,153 @@ const decode = (row: EventRow): StoredEvent =>
     ...JSON.parse(row.detail),
   }) as StoredEvent;
 
+type Last = { seq: number; ring: number };
+
 export class AuditStore {
-  /** The last seq written (either ring) and the records ring's last position; read on first use. */
-  private lastSeq: number | null = null;
-  private lastRecord = 0;
+  /**
+   * The last seq written (either ring) and each ring's last position (-1: empty); read on first
+   * use, and again after a transaction that may have rolled back (`reload`).
+   */
+  private counters: { seq: number; noise: number; kept: number } | null = null;
 
   constructor(private readonly bounds: Bounds) {}
 
-  private last(sql: SqlStorage): number {
-    if (this.lastSeq === null) {
-      const noise = sql
-        .exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) AS seq FROM audit")
-        .one().seq;
-      const kept = sql
-        .exec<{ ring: number; seq: number }>(
-          "SELECT COALESCE(MAX(ring_seq), 0) AS ring, COALESCE(MAX(seq), 0) AS seq FROM audit_kept",
-        )
-        .one();
-      this.lastRecord = kept.ring;
-      this.lastSeq = Math.max(noise, kept.seq);
+  private last(sql: SqlStorage): { seq: number; noise: number; kept: number } {
+    if (this.counters === null) {
+      const read = (ring: Ring): Last =>
+        sql
+          .exec<Last>(
+            `SELECT COALESCE(MAX(seq), 0) AS seq, COALESCE(MAX(ring_seq), -1) AS ring FROM ${ring}`,
+          )
+          .one();
+      const [noise, kept] = [read("audit"), read("audit_kept")];
+      this.counters = { seq: Math.max(noise.seq, kept.seq), noise: noise.ring, kept: kept.ring };
     }
-    return this.lastSeq;
+    return this.counters;
   }
 
   /** Appends inside the caller's transaction: the event commits with the change it records. */
   append(sql: SqlStorage, now: number, event: AuditEvent): void {
-    const seq = this.last(sql) + 1;
+    const counters = this.last(sql);
+    const seq = counters.seq + 1;
     const { type, ...detail } = event;
+    const kept = isRecord(event);
+    const ring = (kept ? counters.kept : counters.noise) + 1;
     // REPLACE over a slot of a table without a secondary index overwrites the row in place (one
     // row written), and compiles one half where the upsert compiled two, both kept prepared.
-    if (isRecord(event)) {
-      const ring = this.lastRecord + 1;
-      sql.exec(
-        "REPLACE INTO audit_kept (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
-        ring % this.bounds.auditMaxEvents,
-        ring,
-        seq,
-        now,
-        type,
-        JSON.stringify(detail),
-      );
-      this.lastRecord = ring;
-    } else {
-      sql.exec(
-        "REPLACE INTO audit (slot, seq, at, type, detail) VALUES (?, ?, ?, ?, ?)",
-        seq % this.bounds.auditMaxEvents,
-        seq,
-        now,
-        type,
-        JSON.stringify(detail),
-      );
-    }
-    this.lastSeq = seq;
+    sql.exec(
+      kept
+        ? "REPLACE INTO audit_kept (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)"
+        : "REPLACE INTO audit (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
+      ring % this.bounds.auditMaxEvents,
+      ring,
+      seq,
+      now,
+      type,
+      JSON.stringify(detail),
+    );
+    this.counters = kept ? { ...counters, seq, kept: ring } : { ...counters, seq, noise: ring };
   }
 
   /**
-   * Events after `after`, oldest first. The noise ring holds the noise among the newest
-   * AUDIT_MAX_EVENTS seqs, found by slot as seq % size; the records ring is searched by position
-   * (its seqs grow with it), so a page reads about `limit` rows of each ring plus a dozen point
-   * reads, whatever the rings' size. Expired events are a prefix of each ring; a page that covers
-   * some shows fewer, and `next_after` moves past them.
+   * Events after `after`, oldest first. Each ring is searched by its own position (its seqs grow
+   * with it), so a page reads about `limit` rows of each ring plus two dozen point reads, whatever
+   * the rings' size, and a busy ring never hides the other's events (docs/decisions.md 712).
+   * Expired events are a prefix of each ring and are skipped.
    */
   page(
     sql: SqlStorage,
     now: number,
     cmd: { after: number; limit: number },
   ): { events: StoredEvent[]; next_after: number | null } {
-    const max = this.bounds.auditMaxEvents;
     const cutoff = now - this.bounds.auditRetentionMs;
-    const last = this.last(sql);
-    const from = Math.max(cmd.after, last - max) + 1;
-    const to = Math.min(last, from + cmd.limit - 1);
-    if (from > to) return { events: [], next_after: null };
-    const noise = slotRanges(from, to, max).flatMap(([low, high]) =>
-      sql
-        .exec<EventRow>(
-          `SELECT seq, at, type, detail FROM audit
-           WHERE slot BETWEEN ? AND ? AND seq BETWEEN ? AND ? AND at > ? ORDER BY slot`,
-          low,
-          high,
-          from,
-          to,
-          cutoff,
-        )
-        .toArray(),
-    );
-    // Records at or below `to` only: the noise past it was not read, and the next page takes both.
-    const records = this.recordsAfter(sql, cmd.after, cutoff, cmd.limit + 1).filter(
-      (row) => row.seq <= to,
-    );
-    const merged = [...records, ...noise].sort((a, b) => a.seq - b.seq);
-    if (merged.length > cmd.limit) {
-      const events = merged.slice(0, cmd.limit);
-      return { events: events.map(decode), next_after: events.at(-1)?.seq ?? null };
-    }
-    return { events: merged.map(decode), next_after: to < last ? to : null };
+    const counters = this.last(sql);
+    // At most (last seq − after) events of either ring are past `after`: the search starts there.
+    const newer = counters.seq - cmd.after;
+    const kept = this.after(sql, "audit_kept", counters.kept, cmd, cutoff, newer);
+    const noise = this.after(sql, "audit", counters.noise, cmd, cutoff, newer);
+    const merged = [...kept.rows, ...noise.rows].sort((a, b) => a.seq - b.seq);
+    const events = merged.slice(0, cmd.limit);
+    // More remain if the merge passed `limit`, or a ring's read stopped short of its newest.
+    const more = merged.length > cmd.limit || kept.more || noise.more;
+    return { events: events.map(decode), next_after: more ? (events.at(-1)?.seq ?? null) : null };
   }
 
-  /** Up to `count` records with seq > after and time > cutoff, oldest first (a binary search). */
-  private recordsAfter(sql: SqlStorage, after: number, cutoff: number, count: number): EventRow[] {
-    this.last(sql);
+  /**
+   * Up to `limit` events of a ring with seq > after and time > cutoff, oldest first, and whether
+   * the ring holds more past them: a binary search for the first such position (among the newest
+   * `newer` positions at most), then one range read. A slot whose row is not the position asked
+   * for (empty, or a lap older) counts as before the page, and the read is filtered again.
+   */
+  private after(
+    sql: SqlStorage,
+    ring: Ring,
+    newest: number,
+    cmd: { after: number; limit: number },
+    cutoff: number,
+    newer: number,
+  ): { rows: EventRow[]; more: boolean } {
     const size = this.bounds.auditMaxEvents;
-    const newest = this.lastRecord;
-    if (newest === 0) return [];
-    const wanted = (ring: number): boolean => {
+    const none = { rows: [], more: false };
+    if (newest < 0 || newer <= 0) return none;
+    const wanted = (position: number): boolean => {
       const row = sql
-        .exec<{ seq: number; at: number }>(
-          "SELECT seq, at FROM audit_kept WHERE slot = ?",
-          ring % size,
+        .exec<{ ring_seq: number; seq: number; at: number }>(
+          ring === "audit"
+            ? "SELECT ring_seq, seq, at FROM audit WHERE slot = ?"
+            : "SELECT ring_seq, seq, at FROM audit_kept WHERE slot = ?",
+          position % size,
         )
         .toArray()[0];
-      return row !== undefined && row.seq > after && row.at > cutoff;
+      return (
+        row !== undefined && row.ring_seq === position && row.seq > cmd.after && row.at > cutoff
+      );
     };
-    let low = Math.max(1, newest - size + 1);
+    let low = Math.max(0, newest - size + 1, newest - newer + 1);
     let high = newest;
-    if (!wanted(high)) return [];
+    if (!wanted(high)) return none;
+    // Where the ring's seqs run without gaps (a burst of one kind), the lowest possible position is
+    // the answer: one read instead of the search's log₂.
+    if (low < high && wanted(low)) high = low;
     while (low < high) {
       const middle = Math.floor((low + high) / 2);
       if (wanted(middle)) high = middle;
       else low = middle + 1;
     }
-    const end = Math.min(newest, low + count - 1);
-    return slotRanges(low, end, size).flatMap(([first, final]) =>
-      sql
-        .exec<EventRow>(
-          "SELECT seq, at, type, detail FROM audit_kept WHERE slot BETWEEN ? AND ? ORDER BY slot",
-          first,
-          final,
-        )
-        .toArray(),
-    );
+    const end = Math.min(newest, low + cmd.limit - 1);
+    const rows = slotRanges(low, end, size)
+      .flatMap(([first, final]) =>
+        sql
+          .exec<EventRow>(
+            ring === "audit"
+              ? `SELECT seq, at, type, detail FROM audit WHERE slot BETWEEN ? AND ?
+                 AND ring_seq BETWEEN ? AND ? AND seq > ? AND at > ? ORDER BY slot`
+              : `SELECT seq, at, type, detail FROM audit_kept WHERE slot BETWEEN ? AND ?
+                 AND ring_seq BETWEEN ? AND ? AND seq > ? AND at > ? ORDER BY slot`,
+            first,
+            final,
+            low,
+            end,
+            cmd.after,
+            cutoff,
+          )
+          .toArray(),
+      )
+      .sort((a, b) => a.seq - b.seq);
+    return { rows, more: end < newest };
+  }
+
+  /**
+   * The counters are read from storage again at next use: after a transaction that threw (its
+   * appends may have rolled back, and counters left past them would leave a hole), or storage was
+   * wiped (the session was deleted: the next lifetime starts at seq 1).
+   */
+  reload(): void {
+    this.counters = null;
   }
 
   /** Storage was wiped (the session was deleted): the next lifetime starts at seq 1. */
   forget(): void {
-    this.lastSeq = null;
-    this.lastRecord = 0;
+    this.counters = null;
   }
 }

@@ -274,11 +274,17 @@ export class Kernel {
   ): void {
     const before = this.current;
     const after = next === null ? null : coreOf(next);
-    this.state.storage.transactionSync(() => {
-      if (after !== null) store.writeCore(this.sql, before, after);
-      for (const write of writes) store.applyWrite(this.sql, write);
-      for (const event of events) this.audit.append(this.sql, Date.now(), event);
-    });
+    try {
+      this.state.storage.transactionSync(() => {
+        if (after !== null) store.writeCore(this.sql, before, after);
+        for (const write of writes) store.applyWrite(this.sql, write);
+        for (const event of events) this.audit.append(this.sql, Date.now(), event);
+      });
+    } catch (error) {
+      // Rolled back: the trail's counters may have moved past appends that never committed.
+      this.audit.reload();
+      throw error;
+    }
     this.current = after;
     const retained = retainedAfter(this.retained, writes);
     this.retained = retained === "read again" ? store.oldestRetained(this.sql) : retained;
@@ -291,7 +297,12 @@ export class Kernel {
 
   /** Records an event that comes with no change of state, in its own transaction. */
   record(event: AuditEvent): void {
-    this.state.storage.transactionSync(() => this.audit.append(this.sql, Date.now(), event));
+    try {
+      this.state.storage.transactionSync(() => this.audit.append(this.sql, Date.now(), event));
+    } catch (error) {
+      this.audit.reload();
+      throw error;
+    }
     this.metered.settle();
   }
 

@@ -4,6 +4,7 @@
 // messages, 3 long-polls per session and 5 per tenant.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { tenantSessionStub } from "../../src/http/context";
 import * as api from "../support/api";
 import { QUOTA_AGENT_TOKEN, RATE_AGENT_TOKEN } from "../support/secrets";
 
@@ -75,6 +76,27 @@ describe("the sessions quota", () => {
     expect(await tenantPlaces("quota")).toBe(2);
     expect((await quota.call("POST", "/v1/sessions", { id: third })).status).toBe(201);
     made.push(third);
+  });
+
+  it("a create of an id that exists but was never counted, at a full tenant, gets 409 session_exists, not 429", async () => {
+    const legacy = api.uniqueId("q-legacy");
+    // A session the count never saw (made before tenant_sessions existed): straight to its object.
+    const direct = await tenantSessionStub(env, "quota", legacy).create({
+      tenant: "quota",
+      id: legacy,
+      resumeUrl: null,
+      metadata: {},
+    });
+    expect(direct.ok).toBe(true);
+    made.push(legacy);
+    await session("q-l1");
+    await session("q-l2");
+    await session("q-l3");
+    const again = await quota.call("POST", "/v1/sessions", { id: legacy });
+    expect([again.status, again.body.code]).toEqual([409, "session_exists"]);
+    // A new id at the full tenant is still refused.
+    const refused = await quota.call("POST", "/v1/sessions", { id: api.uniqueId("q-l4") });
+    expectTooMany(refused, "quota_exceeded", "5");
   });
 });
 
@@ -242,6 +264,52 @@ describe("the rate limit per agent token", () => {
     expect(ack.status).toBe(200);
     // Another token's budget is its own.
     expect((await api.call("GET", "/v1/sessions/none")).status).toBe(404);
+    expect((await rate.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+  }, 60_000);
+});
+
+describe("the rate limit and a run that stops", () => {
+  it("a limited host can still register its run for a pending resume, pull an accepted result and suspend on a running job", async () => {
+    const rate = as(RATE_AGENT_TOKEN);
+    // The setup is counted: wait out a window the test above may have spent.
+    const counted = async (method: string, path: string, body?: unknown): Promise<api.Answer> => {
+      for (let tries = 0; ; tries += 1) {
+        const answer = await rate.call(method, path, body);
+        if (answer.status !== 429 || tries >= 30) return answer;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    };
+    const sid = api.uniqueId("rate-suspend");
+    expect(
+      (await counted("POST", "/v1/sessions", { id: sid, resume_url: api.hookUrl(sid) })).status,
+    ).toBe(201);
+    const h1 = await counted("POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h1",
+      command: "a",
+    });
+    const h2 = await counted("POST", `/v1/sessions/${sid}/exec-jobs`, {
+      handle: "h2",
+      command: "b",
+    });
+    expect([h1.status, h2.status]).toEqual([201, 201]);
+    expect(
+      (await api.complete(sid, "h2", h2.body.callback.token, api.result(0, "done"))).status,
+    ).toBe(202);
+    const resumeId = (await counted("GET", `/v1/sessions/${sid}`)).body.resume?.resume_id;
+    expect(typeof resumeId).toBe("string");
+    let limited = false;
+    for (let i = 0; i < 60 && !limited; i += 1) {
+      limited = (await rate.call("GET", `/v1/sessions/${sid}`)).status === 429;
+    }
+    expect(limited).toBe(true);
+    const run = await rate.call("POST", `/v1/sessions/${sid}/runs`, { resume_id: resumeId });
+    expect(run.status).toBe(201);
+    const pull = await rate.call("GET", `/v1/sessions/${sid}/exec-jobs/h2`);
+    expect([pull.status, pull.body.handle]).toEqual([200, "h2"]);
+    const suspend = await rate.call("POST", `/v1/sessions/${sid}/runs/${run.body.run_id}/suspend`, {
+      waiting_for: ["h1"],
+    });
+    expect(suspend.status).toBe(200);
     expect((await rate.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
   }, 60_000);
 });

@@ -70,7 +70,7 @@ export const getJob = createRoute({
   request: { params: jobParams },
   responses: {
     200: { description: "The job", ...json(jobSchema) },
-    ...problems(...AUTHENTICATED, "job_expired", ...LIMITED),
+    ...problems(...AUTHENTICATED, "job_expired"),
   },
 });
 

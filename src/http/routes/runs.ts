@@ -19,7 +19,7 @@ export const registerRun = createRoute({
   tags,
   summary: "Register a run (status → running)",
   description:
-    "Takes the pending resume: it is completed and never delivered again. Registering the active run's id again answers it again. The body is optional.",
+    "Takes the pending resume: it is completed and never delivered again. Registering the active run's id again answers it again. The body is optional. A body naming a `resume_id` is never rate limited (the host answering its wake).",
   security: AGENT,
   request: { params: sessionParams, body: { required: false, ...json(registerRunBody) } },
   responses: {
@@ -40,7 +40,7 @@ export const suspendRun = createRoute({
   request: { params: runParams, body: { required: true, ...json(suspendBody) } },
   responses: {
     200: { description: "The session view", ...json(sessionViewSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition", ...LIMITED),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "invalid_transition"),
   },
 });
 
