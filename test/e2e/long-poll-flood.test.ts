@@ -6,9 +6,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { api, startWranglerDev, type WranglerDev } from "../support/local-stack";
+import { api, devVar, startWranglerDev, type WranglerDev } from "../support/local-stack";
 
 let dev: WranglerDev | undefined;
+/**
+ * The rate test's own token (tenant `rate`): the long-poll test's ~600 requests of the default token
+ * may still count in the limiter's window when the rate test starts.
+ */
+const RATE_TOKEN = "rate-test-token-0123456789";
 const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-polls-"));
 afterAll(async () => {
   await dev?.stop();
@@ -24,7 +29,10 @@ async function sessionWithRun(base: string, sid: string): Promise<string> {
 
 describe("a flood of long-polls under wrangler dev", () => {
   it("600 parallel long-polls over 5 sessions: 8 per session and 20 for the tenant are held, the rest get 429 with Retry-After, and the service answers throughout", async () => {
-    dev = await startWranglerDev(stateDir, "any", { QUOTA_LONG_POLLS_PER_TENANT: "20" });
+    dev = await startWranglerDev(stateDir, "any", {
+      QUOTA_LONG_POLLS_PER_TENANT: "20",
+      AGENT_TOKENS: `${devVar("AGENT_TOKENS")},rate:${RATE_TOKEN}`,
+    });
     const base = dev.base;
     const sessions: Array<{ sid: string; runId: string }> = [];
     for (let i = 0; i < 5; i += 1) {
@@ -73,12 +81,14 @@ describe("a flood of long-polls under wrangler dev", () => {
   it("the rate-limiting binding of wrangler.toml answers 429 rate_limited past 1,000 requests of one token in 10 s, and a claim still works", async () => {
     const base = (dev as WranglerDev).base;
     const sid = "rate-0";
-    expect((await api(base, "POST", "/v1/sessions", { id: sid })).status).toBe(201);
+    expect((await api(base, "POST", "/v1/sessions", { id: sid }, RATE_TOKEN)).status).toBe(201);
     let refused: Awaited<ReturnType<typeof api>> | undefined;
     let sent = 0;
     while (refused === undefined && sent < 3_000) {
       const batch = await Promise.all(
-        Array.from({ length: 100 }, () => api(base, "GET", `/v1/sessions/${sid}`)),
+        Array.from({ length: 100 }, () =>
+          api(base, "GET", `/v1/sessions/${sid}`, undefined, RATE_TOKEN),
+        ),
       );
       sent += batch.length;
       expect(batch.filter((answer) => answer.status !== 200 && answer.status !== 429)).toEqual([]);
@@ -87,8 +97,10 @@ describe("a flood of long-polls under wrangler dev", () => {
     expect(refused?.body.code).toBe("rate_limited");
     expect(refused?.headers.get("retry-after")).toBe("10");
     expect(sent).toBeGreaterThanOrEqual(900);
-    const claim = await api(base, "POST", `/v1/sessions/${sid}/inbox/claim`, {});
+    const claim = await api(base, "POST", `/v1/sessions/${sid}/inbox/claim`, {}, RATE_TOKEN);
     expect([claim.status, claim.body.claims]).toEqual([200, []]);
-    expect((await api(base, "DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect((await api(base, "DELETE", `/v1/sessions/${sid}`, undefined, RATE_TOKEN)).status).toBe(
+      204,
+    );
   }, 120_000);
 });
