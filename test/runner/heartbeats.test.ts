@@ -66,9 +66,11 @@ describe("when a runner heartbeats, and how often", () => {
       const seen = inbox.heartbeats(job.sessionId);
       return seen.length >= 4 ? seen : undefined;
     });
+    // Every 300 ms, as the receiver clocks them: one beat that arrives late makes the next gap
+    // short, so the bounds are half a period (not a flood) and the timeout (never silent that long).
     for (const gap of gaps(beats)) {
-      expect(gap).toBeGreaterThanOrEqual(250);
-      expect(gap).toBeLessThan(600);
+      expect(gap).toBeGreaterThanOrEqual(150);
+      expect(gap).toBeLessThan(900);
     }
     expect(bodies(beats)[0]).toEqual({
       output_tail: `${"é".repeat(2047)}!`,
