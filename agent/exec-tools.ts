@@ -21,6 +21,33 @@ export interface ExecToolContext {
   readonly heartbeatTimeoutMs?: number;
 }
 
+/**
+ * The exec tools' context for one model turn: `running` learns which commands go to the background
+ * and end, and `started` keeps those that still run across the turn's retried attempts.
+ */
+export function trackingContext(
+  base: Pick<ExecToolContext, "inbox" | "runner" | "sessionId" | "heartbeatTimeoutMs">,
+  running: Set<string>,
+  started: Set<string>,
+): ExecToolContext {
+  return {
+    inbox: base.inbox,
+    runner: base.runner,
+    sessionId: base.sessionId,
+    onBackground: (handle) => {
+      running.add(handle);
+      started.add(handle);
+    },
+    onEnded: (handle) => {
+      running.delete(handle);
+      started.delete(handle);
+    },
+    ...(base.heartbeatTimeoutMs === undefined
+      ? {}
+      : { heartbeatTimeoutMs: base.heartbeatTimeoutMs }),
+  };
+}
+
 const execCommandInput = z.object({
   // exec-inbox refuses to reserve a longer command: the runner must never start one.
   cmd: z

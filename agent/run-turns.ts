@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Claim, ExecInboxError } from "../client";
 import type { KitSettings } from "./agent-kit";
 import type { ActiveRun, SessionRecord } from "./conversation-store";
+import { trackingContext } from "./exec-tools";
 import { retrying } from "./retry";
 import type { TurnEngine, TurnOutput } from "./turn-engine";
 
@@ -169,22 +170,7 @@ async function modelTurn<M>(
     messages: record.messages,
     userText,
     claims,
-    tools: {
-      inbox: options.inbox,
-      runner: options.runner,
-      sessionId: record.sessionId,
-      onBackground: (handle) => {
-        running.add(handle);
-        started.add(handle);
-      },
-      onEnded: (handle) => {
-        running.delete(handle);
-        started.delete(handle);
-      },
-      ...(options.heartbeatTimeoutMs === undefined
-        ? {}
-        : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
-    },
+    tools: trackingContext({ ...options, sessionId: record.sessionId }, running, started),
   });
   return { ...turn, running: [...running] };
 }

@@ -4,9 +4,10 @@
 // client are the subclass's (`execInbox()`); the conversation lives in the agent's own SQLite.
 import { Agent } from "agents";
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
-import { execTools } from "../agent/exec-tools";
+import { execTools, trackingContext } from "../agent/exec-tools";
 import { retrying } from "../agent/retry";
 import type { RunnerClient } from "../agent/runner-client";
+import { DEFAULT_SYSTEM } from "../agent/turn-engine";
 import { type Claim, type ExecInboxClient, ExecInboxError, type ResumePayload } from "../client";
 import { Conversation, type ConversationState } from "./conversation";
 
@@ -51,8 +52,6 @@ export class ModelTurnError extends Error {
     this.name = "ModelTurnError";
   }
 }
-const DEFAULT_SYSTEM =
-  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
 
 const conflict = (error: unknown, code: string): boolean =>
   error instanceof ExecInboxError && error.problem.code === code;
@@ -347,22 +346,9 @@ export abstract class ExecInboxAgent<
       model: settings.model,
       system: settings.system ?? DEFAULT_SYSTEM,
       messages: this.conversation.messages(),
-      tools: execTools({
-        inbox: settings.inbox,
-        runner: settings.runner,
-        sessionId: this.sessionId,
-        onBackground: (handle) => {
-          running.add(handle);
-          started.add(handle);
-        },
-        onEnded: (handle) => {
-          running.delete(handle);
-          started.delete(handle);
-        },
-        ...(settings.heartbeatTimeoutMs === undefined
-          ? {}
-          : { heartbeatTimeoutMs: settings.heartbeatTimeoutMs }),
-      }),
+      tools: execTools(
+        trackingContext({ ...settings, sessionId: this.sessionId }, running, started),
+      ),
       stopWhen: stepCountIs(settings.maxSteps ?? 8),
     });
     return { messages: result.response.messages, running: [...running], text: result.text };

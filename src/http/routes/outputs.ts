@@ -57,6 +57,22 @@ export const uploadPart = createRoute({
   },
 });
 
+/** What the agent's and the operator's reads of a full output take and answer alike. */
+const rangeHeader = z.object({
+  range: z.string().optional().meta({ description: "`bytes=<first>-<last>`, one range" }),
+});
+const outputAnswers = {
+  200: {
+    description: "The whole output",
+    content: { "application/octet-stream": { schema: binary } },
+  },
+  206: {
+    description: "The bytes the range names",
+    content: { "application/octet-stream": { schema: binary } },
+  },
+  ...problems(...AUTHENTICATED, "job_expired", "range_not_satisfiable"),
+};
+
 export const getOutput = createRoute({
   method: "get",
   path: "/v1/sessions/{sid}/exec-jobs/{handle}/output",
@@ -68,21 +84,9 @@ export const getOutput = createRoute({
   security: AGENT,
   request: {
     params: jobParams,
-    headers: z.object({
-      range: z.string().optional().meta({ description: "`bytes=<first>-<last>`, one range" }),
-    }),
+    headers: rangeHeader,
   },
-  responses: {
-    200: {
-      description: "The whole output",
-      content: { "application/octet-stream": { schema: binary } },
-    },
-    206: {
-      description: "The bytes the range names",
-      content: { "application/octet-stream": { schema: binary } },
-    },
-    ...problems(...AUTHENTICATED, "job_expired", "range_not_satisfiable"),
-  },
+  responses: outputAnswers,
 });
 
 export const opsGetOutput = createRoute({
@@ -95,19 +99,7 @@ export const opsGetOutput = createRoute({
   security: OPERATOR,
   request: {
     params: opsJobParams,
-    headers: z.object({
-      range: z.string().optional().meta({ description: "`bytes=<first>-<last>`, one range" }),
-    }),
+    headers: rangeHeader,
   },
-  responses: {
-    200: {
-      description: "The whole output",
-      content: { "application/octet-stream": { schema: binary } },
-    },
-    206: {
-      description: "The bytes the range names",
-      content: { "application/octet-stream": { schema: binary } },
-    },
-    ...problems(...AUTHENTICATED, "job_expired", "range_not_satisfiable"),
-  },
+  responses: outputAnswers,
 });
