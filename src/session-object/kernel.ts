@@ -34,6 +34,7 @@ import {
   sweepBatches,
   sweepPending,
 } from "./output-sweep";
+import { releasePrepared } from "./prepared-statements";
 import { wakeBinding } from "./resume-binding";
 import { postResume } from "./resume-webhook";
 import { serviceUpSince } from "./service-clock";
@@ -137,7 +138,7 @@ export class Kernel {
       return;
     }
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
-    storage.transactionSync(() => prepareSchema(this.sql));
+    this.schemaPrepared(storage.transactionSync(() => prepareSchema(this.sql)));
     this.current = store.loadCore(this.sql);
     if (this.current === null) {
       // A schema without a session: deleted under revision 1, which kept the tables.
@@ -308,7 +309,12 @@ export class Kernel {
 
   /** The schema a new lifetime's rows go into (a deleted session has none). */
   ensureSchema(): void {
-    this.state.storage.transactionSync(() => prepareSchema(this.sql));
+    this.schemaPrepared(this.state.storage.transactionSync(() => prepareSchema(this.sql)));
+  }
+
+  /** A schema's strings run once in an object's life: what ran goes from SQLite's heap at once. */
+  private schemaPrepared(ran: boolean): void {
+    if (ran) releasePrepared(this.state.storage.sql, this.meter.statements);
   }
 
   /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
