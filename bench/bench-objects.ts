@@ -1,8 +1,9 @@
 // `npm run bench:objects [-- BUILT.js] [--most N] [--no-floor]`: how many session objects one local
 // workerd process holds open at once, and what SQLite heap each costs.
 // Wakes sessions in rounds of 200 (16 in flight) until a request fails or `--most` (6,000) are
-// open, printing the process's open files, resident memory and SQLite's own heap counter (read
-// from the process, bench/lib/sqlite-heap.ts) after each round; then, idle, how long the runtime
+// open, touching every earlier one after each round so that all stay open at once, and printing
+// the process's open files, resident memory and SQLite's own heap counter (read from the process,
+// bench/lib/sqlite-heap.ts) after each round; then, idle, how long the runtime
 // keeps them open; then the floor Worker's one-row objects, opened the same way, for comparison.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,7 @@ import { postCompletion } from "../client";
 import { agentClient } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
-import { openFiles, rssMiB } from "./lib/proc";
+import { cpuSeconds, openFiles, rssMiB } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { sqliteHeapOf } from "./lib/sqlite-heap";
 import { execInboxSystem, pool } from "./lib/wake-systems";
@@ -36,17 +37,28 @@ async function sessionObjects(script: string, state: string): Promise<void> {
   const host = await startArrivalsHost();
   const served = await serveExecInbox(script, state);
   const system = execInboxSystem("objects", served.directBase, host, () => served.pids);
+  const inbox = agentClient(served.directBase);
   const rows: string[][] = [];
   const baseline = sqliteHeapOf(served.pids);
+  const opened: string[] = [];
   try {
     for (let open = 0; open < MOST; open += ROUND) {
       let failure: string | null = null;
+      let touched = "–";
       try {
         const keys = await system.prepare(`r${open}`, ROUND);
         await pool(keys, 16, async (key) => {
           await system.wake(key);
           await system.resumedAt(key);
         });
+        // Every session woken before this round is touched again (its stats: no SQL), so none has
+        // been idle for the 10 s after which workerd closes an object: all are open at once.
+        const started = performance.now();
+        await pool(opened, 32, async (sid) => {
+          await inbox.getSessionStats(sid);
+        });
+        touched = `${((performance.now() - started) / 1000).toFixed(1)} s`;
+        opened.push(...keys);
       } catch (error) {
         // A fetch that failed says why only in its cause (a reset connection, a refused one).
         const cause =
@@ -56,6 +68,7 @@ async function sessionObjects(script: string, state: string): Promise<void> {
       rows.push([
         `${open + 1}–${open + ROUND}`,
         failure ?? "all woken",
+        touched,
         String(openFiles(served.pids)),
         rssMiB(served.pids).toFixed(0),
         ...heapCells(served.pids, baseline, open + ROUND),
@@ -66,6 +79,7 @@ async function sessionObjects(script: string, state: string): Promise<void> {
       [
         "session objects opened",
         "outcome",
+        "the earlier ones touched in",
         "open files",
         "RSS MiB",
         "SQLite heap MiB",
@@ -127,6 +141,7 @@ async function wakeSteps(script: string, state: string): Promise<void> {
   try {
     let before = sqliteHeapOf(served.pids);
     for (const [step, work] of steps) {
+      const cpuBefore = cpuSeconds(served.pids);
       await pool(sids, 8, async (sid) => {
         await work(sid);
       });
@@ -134,12 +149,21 @@ async function wakeSteps(script: string, state: string): Promise<void> {
       rows.push([
         step,
         before === null || after === null ? "?" : ((after - before) / STEPS / KIB).toFixed(1),
+        (((cpuSeconds(served.pids) - cpuBefore) * 1000) / STEPS).toFixed(2),
       ]);
       before = after;
     }
     const total = rows.reduce((sum, row) => sum + Number(row[1]), 0);
-    rows.push(["a woken session in all", total.toFixed(1)]);
-    table([`step (each over ${STEPS} sessions)`, "SQLite KiB per session"], rows);
+    const cpu = rows.reduce((sum, row) => sum + Number(row[2]), 0);
+    rows.push(["a woken session in all", total.toFixed(1), cpu.toFixed(2)]);
+    table(
+      [
+        `step (each over ${STEPS} sessions)`,
+        "SQLite KiB per session",
+        "workerd CPU ms per session (with the local D1)",
+      ],
+      rows,
+    );
   } finally {
     await served.stop();
     await host.close();

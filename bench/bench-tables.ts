@@ -5,6 +5,7 @@ import { say, type Tally, table } from "./lib/report";
 export const SYSTEM = {
   floorDirect: "floor Worker · workerd direct",
   floorEntry: "floor Worker · Miniflare entry",
+  wakeFloor: "durable-wake floor (one row + alarm, POST, outcome) · workerd direct",
   execDirect: "exec-inbox · workerd direct",
   execEntry: "exec-inbox · Miniflare entry",
   execNoIndex: "exec-inbox · workerd direct, index off",
@@ -73,7 +74,8 @@ export function printTables(t: Tally, plan: Plan): void {
     ],
     WAKERS.map((s) => {
       const floorOf = s.includes("direct") ? SYSTEM.floorDirect : SYSTEM.floorEntry;
-      const ownRuntime = s.startsWith("exec") || s.startsWith("Workflows");
+      const ownRuntime =
+        s.startsWith("exec") || s.startsWith("Workflows") || s === SYSTEM.wakeFloor;
       return [
         s,
         t.cell(s, "accept p50"),
@@ -119,7 +121,14 @@ export function printTables(t: Tally, plan: Plan): void {
   ];
   table(
     ["peer", "resumed p50", "accepted p50", "accepted /s", "resumed /s", "CPU per wake"],
-    [vs(SYSTEM.restate1), vs(SYSTEM.restate2), vs(SYSTEM.flowsDirect), vs(SYSTEM.flowsEntry)],
+    [
+      vs(SYSTEM.restate1),
+      vs(SYSTEM.restate2),
+      vs(SYSTEM.flowsDirect),
+      vs(SYSTEM.flowsEntry),
+      // What exec-inbox's wake costs above the least any durable wake pays on its runtime.
+      vs(SYSTEM.wakeFloor),
+    ],
   );
   printAims(t);
   printRowsAndPrice(t);

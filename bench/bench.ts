@@ -23,6 +23,7 @@ import { say, Tally, writeReport } from "./lib/report";
 import { startRestatePeer } from "./lib/restate-peer";
 import { UNLIMITED_VARS } from "./lib/unlimited";
 import {
+  durableWakeFloor,
   execInboxSystem,
   type FloorSystem,
   floorSystem,
@@ -104,6 +105,7 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     const floor = await serveFloorWorker(join(state, "floor"));
     await measure(floorSystem(SYSTEM.floorDirect, floor.directBase, () => floor.pids));
     await measure(floorSystem(SYSTEM.floorEntry, floor.base, () => floor.pids));
+    await measure(durableWakeFloor(SYSTEM.wakeFloor, floor.directBase, host, () => floor.pids));
     await floor.stop();
 
     // A fresh process and state for each phase: local workerd keeps an object open while it is

@@ -175,3 +175,35 @@ export function floorSystem(
     },
   };
 }
+
+/**
+ * The floor Worker's `/wake` as a system: the least a durable wake does on this runtime (one row
+ * and the alarm committed, the 202, the POST to the host, the outcome committed), so that the
+ * bench can say what exec-inbox's wake costs above it. Nothing needs preparing: a key wakes once.
+ */
+export function durableWakeFloor(
+  name: string,
+  base: string,
+  host: ArrivalsHost,
+  pids: () => readonly number[],
+): WakeSystem {
+  const run = Date.now().toString(36);
+  return {
+    name,
+    pids,
+    async prepare(label, count) {
+      return Array.from({ length: count }, (_, i) => `f-${run}-${label}-${i}`);
+    },
+    async wake(key) {
+      const response = await drained(
+        await fetch(`${base}/wake?o=${key}&to=${encodeURIComponent(host.url)}`),
+      );
+      if (response.status !== 202) throw new Error(`/wake: ${response.status}`);
+    },
+    async resumedAt(key) {
+      const arrival = await host.first(key);
+      if (arrival === undefined) throw new Error(`no resume for ${key}`);
+      return arrival.at;
+    },
+  };
+}

@@ -1,6 +1,7 @@
 // The floor of a durable wake on this runtime: a route that does nothing, a round trip to an object
 // that does nothing, one whose answer waits for one committed SQLite row (the output gate), and one
-// that also moves the object's alarm earlier in the same transaction (a durable timer's fallback).
+// that also moves the object's alarm earlier in the same transaction (a durable timer's fallback),
+// and a durable wake's least (`/wake`: that commit, the answer, a POST to the host, its outcome).
 import { DurableObject } from "cloudflare:workers";
 
 interface Env {
@@ -43,6 +44,28 @@ export class Floor extends DurableObject<Env> {
     return null;
   }
 
+  /**
+   * The least a durable wake does, in exec-inbox's order: one row and the alarm committed, the
+   * answer, the POST to the host (after the commit, so that a crash cannot lose it), and its
+   * outcome committed when the host answers. What exec-inbox's wake adds on top is its own.
+   */
+  wake(key: string, to: string): null {
+    this.alarmAt -= 1;
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("INSERT INTO hits (at) VALUES (?)", Date.now());
+      void this.ctx.storage.setAlarm(this.alarmAt);
+    });
+    this.ctx.waitUntil(
+      fetch(to, { method: "POST", body: JSON.stringify({ session_id: key }) }).then(
+        async (answer) => {
+          await answer.arrayBuffer();
+          this.ctx.storage.sql.exec("INSERT INTO hits (at) VALUES (?)", answer.status);
+        },
+      ),
+    );
+    return null;
+  }
+
   override async alarm(): Promise<void> {}
 }
 
@@ -54,6 +77,10 @@ export default {
     else if (pathname === "/write") await stub().write();
     else if (pathname === "/write-arm") await stub().writeAndArm();
     else if (pathname === "/write-then-arm") await stub().writeThenArm();
+    else if (pathname === "/wake") {
+      await stub().wake(searchParams.get("o") ?? "floor", searchParams.get("to") ?? "");
+      return Response.json({ ok: true }, { status: 202 });
+    }
     return Response.json({ ok: true });
   },
 } satisfies ExportedHandler<Env>;
