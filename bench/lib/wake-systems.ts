@@ -179,7 +179,8 @@ export function floorSystem(
 /**
  * The floor Worker's `/wake` as a system: the least a durable wake does on this runtime (one row
  * and the alarm committed, the 202, the POST to the host, the outcome committed), so that the
- * bench can say what exec-inbox's wake costs above it. Nothing needs preparing: a key wakes once.
+ * bench can say what exec-inbox's wake costs above it. Preparing a key makes its object and its
+ * table (one row), as a waiting session's object exists before its wake.
  */
 export function durableWakeFloor(
   name: string,
@@ -192,7 +193,12 @@ export function durableWakeFloor(
     name,
     pids,
     async prepare(label, count) {
-      return Array.from({ length: count }, (_, i) => `f-${run}-${label}-${i}`);
+      const keys = Array.from({ length: count }, (_, i) => `f-${run}-${label}-${i}`);
+      await pool(keys, 8, async (key) => {
+        const response = await drained(await fetch(`${base}/write?o=${key}`));
+        if (!response.ok) throw new Error(`/write: ${response.status}`);
+      });
+      return keys;
     },
     async wake(key) {
       const response = await drained(
