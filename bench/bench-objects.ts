@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postCompletion } from "../client";
-import { agentClient } from "../test/support/local-stack";
+import { agentClient, freePort } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
+import { isolateHeap } from "./lib/isolate-heap";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { cpuSeconds, openFiles, rssMiB } from "./lib/proc";
 import { say, table } from "./lib/report";
@@ -109,7 +110,11 @@ async function sessionObjects(script: string, state: string): Promise<void> {
 const STEPS = 200;
 async function wakeSteps(script: string, state: string): Promise<void> {
   const host = await startArrivalsHost();
-  const served = await serveExecInbox(script, state);
+  const inspectorPort = await freePort();
+  const served = await serveExecInbox(script, state, {}, { inspectorPort });
+  // Miniflare names the user's Worker "core:user:<name>"; its entry worker and D1 are others.
+  const javascript = () =>
+    isolateHeap(inspectorPort, (target) => target.id?.startsWith("core:user:") === true);
   const inbox = agentClient(served.directBase);
   const sids = Array.from({ length: STEPS }, (_, i) => `steps-${i}`);
   const runs = new Map<string, string>();
@@ -139,6 +144,7 @@ async function wakeSteps(script: string, state: string): Promise<void> {
   ];
   const rows: string[][] = [];
   try {
+    const jsBefore = await javascript();
     let before = sqliteHeapOf(served.pids);
     for (const [step, work] of steps) {
       const cpuBefore = cpuSeconds(served.pids);
@@ -163,6 +169,21 @@ async function wakeSteps(script: string, state: string): Promise<void> {
         "workerd CPU ms per session (with the local D1)",
       ],
       rows,
+    );
+    // The JavaScript side of an open object: the isolate's live heap after a full GC (the heap
+    // snapshot forces one). The process's resident growth per object is the rounds' (below): a
+    // fresh process's first 200 objects also pay its own warm-up.
+    const jsAfter = await javascript();
+    const perSession = (mib: number) => ((mib * KIB) / STEPS).toFixed(1);
+    table(
+      [`a woken session, beyond SQLite (${STEPS} open)`, "KiB per session"],
+      [
+        [
+          "the Worker isolate's live JavaScript heap",
+          perSession(jsAfter.usedMiB - jsBefore.usedMiB),
+        ],
+        ["its ArrayBuffer backing stores", perSession(jsAfter.backingMiB - jsBefore.backingMiB)],
+      ],
     );
   } finally {
     await served.stop();

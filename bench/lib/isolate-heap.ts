@@ -16,8 +16,11 @@ export interface HeapUsage {
  * One DevTools session: a heap snapshot (its chunks discarded) forces a full GC — workerd does not
  * answer HeapProfiler.collectGarbage — then Runtime.getHeapUsage reads what is live.
  */
-export async function isolateHeap(inspectorPort: number): Promise<HeapUsage> {
-  const { send, close } = await devtools(inspectorPort);
+export async function isolateHeap(
+  inspectorPort: number,
+  choose?: Parameters<typeof devtools>[1],
+): Promise<HeapUsage> {
+  const { send, close } = await devtools(inspectorPort, choose);
   try {
     await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
     const usage = await send("Runtime.getHeapUsage");
