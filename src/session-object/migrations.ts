@@ -413,6 +413,18 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE session ADD COLUMN message_bytes INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    id: 11,
+    description:
+      "a wake's records share one row: the session row may hold the newest record until the next one, and a records row may carry a second event",
+    // Two ADD COLUMNs: no table is rebuilt and no temp database opened. `audit_held` is the JSON of
+    // audit-store.ts's Held (one event with its seq and time), `second` the same shape; both null
+    // on every row written before (docs/decisions.md 820).
+    sql: `
+      ALTER TABLE session ADD COLUMN audit_held TEXT;
+      ALTER TABLE audit_kept ADD COLUMN second TEXT;
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */
