@@ -189,7 +189,7 @@ export function loadSession(sql: SqlStorage): { core: Core; heldText: string | n
   const counts = sql
     .exec<{ messages: number; unacked: number }>(
       `SELECT (SELECT COALESCE(MAX(idx) + 1, 0) FROM messages) AS messages,
-              (SELECT COUNT(*) FROM inbox WHERE state IN ('pending', 'claimed')) AS unacked`,
+              (SELECT COUNT(*) FROM inbox WHERE acked_at IS NULL) AS unacked`,
     )
     .one();
   const core: Core = {
@@ -298,7 +298,15 @@ function loadTombstones(sql: SqlStorage, handles: readonly string[]): Record<str
   return purged;
 }
 
-const CLAIMABLE = "(state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
+/**
+ * Unacked items are the NULL entries of `inbox_by_acked_at` (migration 11), in generation order: a
+ * claimable query walks those (at most the backlog limit), never the acked items kept for their
+ * retention. `acked_at` is set exactly when an item is acked: the ack is its only writer, every
+ * version of it set the state with it, and a claim never touches it; so the counts read the
+ * index alone (docs/decisions.md 821).
+ */
+const CLAIMABLE =
+  "acked_at IS NULL AND (state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
 
 /**
  * The first claimable items by generation, at most `limit` and, past the first, only while their
@@ -373,7 +381,7 @@ export const countPending = (sql: SqlStorage, now: number): number =>
   sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM inbox WHERE ${CLAIMABLE}`, now).one().n;
 
 export const countAcked = (sql: SqlStorage): number =>
-  sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM inbox WHERE state = 'acked'").one().n;
+  sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM inbox WHERE acked_at IS NOT NULL").one().n;
 
 export function countJobs(sql: SqlStorage): { running: number; done: number } {
   const row = sql
@@ -577,8 +585,12 @@ export function writeCore(
     sql.exec(WRITE_SESSION, ...columnValues(after), held.after);
 }
 
-const SET_ITEM_STATE =
-  "UPDATE inbox SET state = ?, lease_expires_at = ?, acked_at = ? WHERE id = ?";
+// Two statements where one served both: a claim that named `acked_at` (even to keep it NULL)
+// would rewrite its index entry, a billed row; claimed items are never acked ones, so a claim
+// leaves the column alone (docs/decisions.md 821).
+const CLAIM_ITEM = "UPDATE inbox SET state = 'claimed', lease_expires_at = ? WHERE id = ?";
+const ACK_ITEM =
+  "UPDATE inbox SET state = 'acked', lease_expires_at = NULL, acked_at = ? WHERE id = ?";
 
 /** Applies one write of a decision, inside the caller's transaction. */
 export function applyWrite(sql: SqlStorage, write: Write): void {
@@ -665,11 +677,10 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
       return;
     }
     case "mark_claimed":
-      for (const id of write.ids)
-        sql.exec(SET_ITEM_STATE, "claimed", write.leaseExpiresAt, null, id);
+      for (const id of write.ids) sql.exec(CLAIM_ITEM, write.leaseExpiresAt, id);
       return;
     case "mark_acked":
-      for (const id of write.ids) sql.exec(SET_ITEM_STATE, "acked", null, write.ackedAt, id);
+      for (const id of write.ids) sql.exec(ACK_ITEM, write.ackedAt, id);
       return;
     case "purge_before":
       purgeBefore(sql, write.horizon, write.now);
