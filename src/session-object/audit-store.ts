@@ -86,6 +86,8 @@ export class AuditStore {
   private counters: { seq: number; noise: number; kept: number } | null = null;
   /** The record waiting in the session row for the next one; its seq is taken, its position not. */
   private held: Held | null = null;
+  /** `held` as the session row stores it, made once per held record (read twice per commit). */
+  private heldJson: string | null = null;
 
   constructor(private readonly bounds: Bounds) {}
 
@@ -111,12 +113,13 @@ export class AuditStore {
 
   /** The session row's `audit_held` as the store has it now (null: no record waits). */
   get heldText(): string | null {
-    return this.held === null ? null : JSON.stringify(this.held);
+    return this.heldJson;
   }
 
   /** The session row's `audit_held` as loaded (object start, or after a rollback). */
   adopt(heldText: string | null): void {
     this.held = heldText === null ? null : (JSON.parse(heldText) as Held);
+    this.heldJson = heldText;
     this.counters = null;
   }
 
@@ -149,6 +152,7 @@ export class AuditStore {
     }
     if (this.held === null && hold) {
       this.held = own;
+      this.heldJson = JSON.stringify(own);
       this.counters = { ...counters, seq };
       return;
     }
@@ -166,6 +170,7 @@ export class AuditStore {
       second === null ? null : JSON.stringify(second),
     );
     this.held = null;
+    this.heldJson = null;
     this.counters = { ...counters, seq, kept: second === null ? ring : ring + 1 };
   }
 
