@@ -8,7 +8,9 @@
 // written row too). Reads show only events within AUDIT_RETENTION_MS; older rows are invisible
 // until overwritten. The last seq and positions are read once per object start, and again after a
 // transaction that threw (a scan of each ring; no index, which would cost a second written row per
-// event).
+// event). A record whose commit writes the session row anyway waits there (`audit_held`) for the
+// next record, and the two share one row of the records ring (`second`): a wake's completion and
+// its delivery attempt are one row written, not two (docs/decisions.md 820).
 import type { AuditEvent, StoredEvent } from "../domain/audit";
 
 interface Bounds {
@@ -33,6 +35,15 @@ export const isRecord = (event: AuditEvent): boolean =>
 
 type EventRow = { seq: number; at: number; type: string; detail: string };
 
+/**
+ * One event with its seq and time: the JSON of `session.audit_held` (the record waiting for the
+ * next) and of a records row's `second` column. `detail` is the event's fields as JSON text.
+ */
+type Held = EventRow;
+
+/** A records-ring row: its first event, and the one that shared its row (JSON of Held), if any. */
+type KeptRow = EventRow & { ring_seq: number; second: string | null };
+
 /** The two rings: each numbers its own events (`ring_seq`, from 0) and slots them modulo its size. */
 type Ring = "audit" | "audit_kept";
 
@@ -45,6 +56,16 @@ function slotRanges(from: number, to: number, size: number): Array<[number, numb
         [start, size - 1],
         [0, end],
       ];
+}
+
+/** The events of a records row whose positions lie in low..end: its first, and its second. */
+function eventsOf(row: KeptRow, low: number, end: number): EventRow[] {
+  const { ring_seq: position, second, ...first } = row;
+  const events: EventRow[] = [];
+  if (position >= low && position <= end) events.push(first);
+  if (second !== null && position + 1 >= low && position + 1 <= end)
+    events.push(JSON.parse(second) as Held);
+  return events;
 }
 
 const decode = (row: EventRow): StoredEvent =>
@@ -63,44 +84,94 @@ export class AuditStore {
    * use, and again after a transaction that may have rolled back (`reload`).
    */
   private counters: { seq: number; noise: number; kept: number } | null = null;
+  /** The record waiting in the session row for the next one; its seq is taken, its position not. */
+  private held: Held | null = null;
+  /** `held` as the session row stores it, made once per held record (read twice per commit). */
+  private heldJson: string | null = null;
 
   constructor(private readonly bounds: Bounds) {}
 
   private last(sql: SqlStorage): { seq: number; noise: number; kept: number } {
     if (this.counters === null) {
-      const read = (ring: Ring): Last =>
-        sql
-          .exec<Last>(
-            `SELECT COALESCE(MAX(seq), 0) AS seq, COALESCE(MAX(ring_seq), -1) AS ring FROM ${ring}`,
-          )
-          .one();
-      const [noise, kept] = [read("audit"), read("audit_kept")];
-      this.counters = { seq: Math.max(noise.seq, kept.seq), noise: noise.ring, kept: kept.ring };
+      const noise = sql
+        .exec<Last>(
+          "SELECT COALESCE(MAX(seq), 0) AS seq, COALESCE(MAX(ring_seq), -1) AS ring FROM audit",
+        )
+        .one();
+      // A row that carries a second event holds two positions and two seqs.
+      const kept = sql
+        .exec<Last>(
+          `SELECT COALESCE(MAX(COALESCE(second ->> '$.seq', seq)), 0) AS seq,
+             COALESCE(MAX(ring_seq + (second IS NOT NULL)), -1) AS ring FROM audit_kept`,
+        )
+        .one();
+      const seq = Math.max(noise.seq, kept.seq, this.held?.seq ?? 0);
+      this.counters = { seq, noise: noise.ring, kept: kept.ring };
     }
     return this.counters;
   }
 
-  /** Appends inside the caller's transaction: the event commits with the change it records. */
-  append(sql: SqlStorage, now: number, event: AuditEvent): void {
+  /** The session row's `audit_held` as the store has it now (null: no record waits). */
+  get heldText(): string | null {
+    return this.heldJson;
+  }
+
+  /** The session row's `audit_held` as loaded (object start, or after a rollback). */
+  adopt(heldText: string | null): void {
+    this.held = heldText === null ? null : (JSON.parse(heldText) as Held);
+    this.heldJson = heldText;
+    this.counters = null;
+  }
+
+  /**
+   * Appends inside the caller's transaction: the event commits with the change it records. With
+   * `hold` (the commit writes the session row anyway) a record may wait there instead of taking a
+   * row; a record that finds one waiting shares its row. The caller writes `heldText` into the
+   * session row in the same transaction whenever it changed.
+   */
+  append(sql: SqlStorage, now: number, event: AuditEvent, hold = false): void {
     const counters = this.last(sql);
     const seq = counters.seq + 1;
     const { type, ...detail } = event;
-    const kept = isRecord(event);
-    const ring = (kept ? counters.kept : counters.noise) + 1;
-    // REPLACE over a slot of a table without a secondary index overwrites the row in place (one
-    // row written), and compiles one half where the upsert compiled two, both kept prepared.
+    const own: Held = { seq, at: now, type, detail: JSON.stringify(detail) };
+    if (!isRecord(event)) {
+      const ring = counters.noise + 1;
+      // REPLACE over a slot of a table without a secondary index overwrites the row in place (one
+      // row written), and compiles one half where the upsert compiled two, both kept prepared.
+      sql.exec(
+        "REPLACE INTO audit (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
+        ring % this.bounds.auditMaxEvents,
+        ring,
+        seq,
+        now,
+        type,
+        own.detail,
+      );
+      this.counters = { ...counters, seq, noise: ring };
+      return;
+    }
+    if (this.held === null && hold) {
+      this.held = own;
+      this.heldJson = JSON.stringify(own);
+      this.counters = { ...counters, seq };
+      return;
+    }
+    // The waiting record first, at the next position; this one second, at the one after it.
+    const [first, second] = this.held === null ? [own, null] : [this.held, own];
+    const ring = counters.kept + 1;
     sql.exec(
-      kept
-        ? "REPLACE INTO audit_kept (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)"
-        : "REPLACE INTO audit (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
+      "REPLACE INTO audit_kept (slot, ring_seq, seq, at, type, detail, second) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ring % this.bounds.auditMaxEvents,
       ring,
-      seq,
-      now,
-      type,
-      JSON.stringify(detail),
+      first.seq,
+      first.at,
+      first.type,
+      first.detail,
+      second === null ? null : JSON.stringify(second),
     );
-    this.counters = kept ? { ...counters, seq, kept: ring } : { ...counters, seq, noise: ring };
+    this.held = null;
+    this.heldJson = null;
+    this.counters = { ...counters, seq, kept: second === null ? ring : ring + 1 };
   }
 
   /**
@@ -118,9 +189,13 @@ export class AuditStore {
     const counters = this.last(sql);
     // At most (last seq − after) events of either ring are past `after`: the search starts there.
     const newer = counters.seq - cmd.after;
-    const kept = this.after(sql, "audit_kept", counters.kept, cmd, cutoff, newer);
-    const noise = this.after(sql, "audit", counters.noise, cmd, cutoff, newer);
-    const merged = [...kept.rows, ...noise.rows].sort((a, b) => a.seq - b.seq);
+    const held = this.held;
+    // A waiting record is the ring's newest: the ring then shows one fewer, so it never shows
+    // more than AUDIT_MAX_EVENTS records (the oldest one goes when the waiting one takes its row).
+    const kept = this.after(sql, "audit_kept", counters.kept, cmd, cutoff, newer, held ? 1 : 0);
+    const noise = this.after(sql, "audit", counters.noise, cmd, cutoff, newer, 0);
+    const waiting = held !== null && held.seq > cmd.after && held.at > cutoff ? [held] : [];
+    const merged = [...kept.rows, ...noise.rows, ...waiting].sort((a, b) => a.seq - b.seq);
     const events = merged.slice(0, cmd.limit);
     // More remain if the merge passed `limit`, or a ring's read stopped short of its newest.
     const more = merged.length > cmd.limit || kept.more || noise.more;
@@ -130,8 +205,10 @@ export class AuditStore {
   /**
    * Up to `limit` events of a ring with seq > after and time > cutoff, oldest first, and whether
    * the ring holds more past them: a binary search for the first such position (among the newest
-   * `newer` positions at most), then one range read. A slot whose row is not the position asked
-   * for (empty, or a lap older) counts as before the page, and the read is filtered again.
+   * `newer` positions at most), then one range read. A position's event is the first of the row
+   * in its slot, or the second of the row before it (a records row may carry two); a position
+   * whose event is gone (empty, a lap older, overwritten) counts as before the page, and the read
+   * is filtered again by position, seq and time.
    */
   private after(
     sql: SqlStorage,
@@ -140,26 +217,35 @@ export class AuditStore {
     cmd: { after: number; limit: number },
     cutoff: number,
     newer: number,
+    shrink: number,
   ): { rows: EventRow[]; more: boolean } {
     const size = this.bounds.auditMaxEvents;
     const none = { rows: [], more: false };
     if (newest < 0 || newer <= 0) return none;
-    const wanted = (position: number): boolean => {
-      const row = sql
-        .exec<{ ring_seq: number; seq: number; at: number }>(
+    const slotRow = (position: number) =>
+      sql
+        .exec<{ ring_seq: number; seq: number; at: number; second?: string | null }>(
           ring === "audit"
             ? "SELECT ring_seq, seq, at FROM audit WHERE slot = ?"
-            : "SELECT ring_seq, seq, at FROM audit_kept WHERE slot = ?",
+            : "SELECT ring_seq, seq, at, second FROM audit_kept WHERE slot = ?",
           position % size,
         )
         .toArray()[0];
-      return (
-        row !== undefined && row.ring_seq === position && row.seq > cmd.after && row.at > cutoff
-      );
+    const eventAt = (position: number): { seq: number; at: number } | null => {
+      const row = slotRow(position);
+      if (row !== undefined && row.ring_seq === position) return row;
+      if (ring === "audit" || position === 0) return null;
+      const before = slotRow(position - 1);
+      if (before?.ring_seq !== position - 1 || typeof before.second !== "string") return null;
+      return JSON.parse(before.second) as Held;
     };
-    let low = Math.max(0, newest - size + 1, newest - newer + 1);
+    const wanted = (position: number): boolean => {
+      const event = eventAt(position);
+      return event !== null && event.seq > cmd.after && event.at > cutoff;
+    };
+    let low = Math.max(0, newest - size + 1 + shrink, newest - newer + 1);
     let high = newest;
-    if (!wanted(high)) return none;
+    if (low > high || !wanted(high)) return none;
     // Where the ring's seqs run without gaps (a burst of one kind), the lowest possible position is
     // the answer: one read instead of the search's log₂.
     if (low < high && wanted(low)) high = low;
@@ -169,24 +255,37 @@ export class AuditStore {
       else low = middle + 1;
     }
     const end = Math.min(newest, low + cmd.limit - 1);
-    const rows = slotRanges(low, end, size)
+    // The row before `low` may carry low's event as its second; its slot is among the range's
+    // own when the range spans the whole ring.
+    const from = ring === "audit" ? low : Math.max(0, low - 1, end - size + 1);
+    const rows = slotRanges(from, end, size)
       .flatMap(([first, final]) =>
-        sql
-          .exec<EventRow>(
-            ring === "audit"
-              ? `SELECT seq, at, type, detail FROM audit WHERE slot BETWEEN ? AND ?
-                 AND ring_seq BETWEEN ? AND ? AND seq > ? AND at > ? ORDER BY slot`
-              : `SELECT seq, at, type, detail FROM audit_kept WHERE slot BETWEEN ? AND ?
+        ring === "audit"
+          ? sql
+              .exec<EventRow>(
+                `SELECT seq, at, type, detail FROM audit WHERE slot BETWEEN ? AND ?
                  AND ring_seq BETWEEN ? AND ? AND seq > ? AND at > ? ORDER BY slot`,
-            first,
-            final,
-            low,
-            end,
-            cmd.after,
-            cutoff,
-          )
-          .toArray(),
+                first,
+                final,
+                low,
+                end,
+                cmd.after,
+                cutoff,
+              )
+              .toArray()
+          : sql
+              .exec<KeptRow>(
+                `SELECT ring_seq, seq, at, type, detail, second FROM audit_kept
+                 WHERE slot BETWEEN ? AND ? AND ring_seq BETWEEN ? AND ? ORDER BY slot`,
+                first,
+                final,
+                Math.max(0, low - 1),
+                end,
+              )
+              .toArray()
+              .flatMap((row) => eventsOf(row, low, end)),
       )
+      .filter((row) => row.seq > cmd.after && row.at > cutoff)
       .sort((a, b) => a.seq - b.seq);
     return { rows, more: end < newest };
   }
@@ -196,12 +295,12 @@ export class AuditStore {
    * appends may have rolled back, and counters left past them would leave a hole), or storage was
    * wiped (the session was deleted: the next lifetime starts at seq 1).
    */
-  reload(): void {
-    this.counters = null;
+  reload(heldText: string | null = null): void {
+    this.adopt(heldText);
   }
 
   /** Storage was wiped (the session was deleted): the next lifetime starts at seq 1. */
   forget(): void {
-    this.counters = null;
+    this.adopt(null);
   }
 }

@@ -139,7 +139,9 @@ export class Kernel {
     }
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
     this.schemaPrepared(storage.transactionSync(() => prepareSchema(this.sql)));
-    this.current = store.loadCore(this.sql);
+    const loaded = store.loadSession(this.sql);
+    this.current = loaded?.core ?? null;
+    this.audit.adopt(loaded?.heldText ?? null);
     if (this.current === null) {
       // A schema without a session: deleted under revision 1, which kept the tables.
       await storage.deleteAll();
@@ -277,13 +279,17 @@ export class Kernel {
     const after = next === null ? null : coreOf(next);
     try {
       this.state.storage.transactionSync(() => {
-        if (after !== null) store.writeCore(this.sql, before, after);
+        // A record may wait in the session row only when the commit writes that row anyway.
+        const hold = after !== null && store.coreMoves(before, after);
+        const heldBefore = this.audit.heldText;
+        for (const event of events) this.audit.append(this.sql, Date.now(), event, hold);
+        const held = { before: heldBefore, after: this.audit.heldText };
+        if (after !== null) store.writeCore(this.sql, before, after, held);
         for (const write of writes) store.applyWrite(this.sql, write);
-        for (const event of events) this.audit.append(this.sql, Date.now(), event);
       });
     } catch (error) {
-      // Rolled back: the trail's counters may have moved past appends that never committed.
-      this.audit.reload();
+      // Rolled back: the trail's counters and its held record may be ahead of what committed.
+      this.reloadAudit();
       throw error;
     }
     this.current = after;
@@ -299,12 +305,27 @@ export class Kernel {
   /** Records an event that comes with no change of state, in its own transaction. */
   record(event: AuditEvent): void {
     try {
-      this.state.storage.transactionSync(() => this.audit.append(this.sql, Date.now(), event));
+      this.state.storage.transactionSync(() => {
+        const heldBefore = this.audit.heldText;
+        this.audit.append(this.sql, Date.now(), event);
+        // A record that took the held one into its row clears it from the session row.
+        const core = this.current;
+        const held = { before: heldBefore, after: this.audit.heldText };
+        if (core !== null && held.before !== held.after)
+          store.writeCore(this.sql, core, core, held);
+      });
     } catch (error) {
-      this.audit.reload();
+      this.reloadAudit();
       throw error;
     }
     this.metered.settle();
+  }
+
+  /** The trail's counters and held record, read again from what storage committed. */
+  private reloadAudit(): void {
+    this.audit.reload(
+      this.current === null ? null : (store.loadSession(this.sql)?.heldText ?? null),
+    );
   }
 
   /** The schema a new lifetime's rows go into (a deleted session has none). */

@@ -413,6 +413,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE session ADD COLUMN message_bytes INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    id: 11,
+    description:
+      "a wake's records share one row: the session row may hold the newest record until the next one, and a records row may carry a second event; one inbox index on acked_at instead of two",
+    // Two ADD COLUMNs and an index swap: no table is rebuilt and no temp database opened.
+    // `audit_held` is the JSON of audit-store.ts's Held (one event with its seq and time), `second`
+    // the same shape; both null on every row written before (docs/decisions.md 820). The inbox's
+    // (state, lease_expires_at) index moved on every claim and ack; one index on acked_at serves
+    // the same queries (unacked items are its NULL entries, in generation order) and a claim no
+    // longer touches it (821).
+    sql: `
+      ALTER TABLE session ADD COLUMN audit_held TEXT;
+      ALTER TABLE audit_kept ADD COLUMN second TEXT;
+      DROP INDEX inbox_by_state;
+      DROP INDEX inbox_by_ack;
+      CREATE INDEX inbox_by_acked_at ON inbox (acked_at);
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

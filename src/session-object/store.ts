@@ -175,16 +175,24 @@ const itemFromRow = (row: InboxRow): InboxItem => ({
 });
 
 /** The core the object keeps in memory: no message, job or inbox row; counters read once. */
-export function loadCore(sql: SqlStorage): Core | null {
-  const row = sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
+export const loadCore = (sql: SqlStorage): Core | null => loadSession(sql)?.core ?? null;
+
+/**
+ * The core, and the audit record waiting in the session row (`audit_held`, migration 11: the
+ * trail's, not the core's; audit-store.ts). One statement reads both.
+ */
+export function loadSession(sql: SqlStorage): { core: Core; heldText: string | null } | null {
+  const row = sql
+    .exec<SessionRow & { audit_held: string | null }>("SELECT * FROM session WHERE singleton = 1")
+    .toArray()[0];
   if (row === undefined) return null;
   const counts = sql
     .exec<{ messages: number; unacked: number }>(
       `SELECT (SELECT COALESCE(MAX(idx) + 1, 0) FROM messages) AS messages,
-              (SELECT COUNT(*) FROM inbox WHERE state IN ('pending', 'claimed')) AS unacked`,
+              (SELECT COUNT(*) FROM inbox WHERE acked_at IS NULL) AS unacked`,
     )
     .one();
-  return {
+  const core: Core = {
     tenant: row.tenant,
     id: row.id,
     lifetime: row.lifetime,
@@ -203,6 +211,7 @@ export function loadCore(sql: SqlStorage): Core | null {
     generation: row.generation,
     livenessDueAt: row.liveness_due_at,
   };
+  return { core, heldText: row.audit_held ?? null };
 }
 
 /**
@@ -289,7 +298,15 @@ function loadTombstones(sql: SqlStorage, handles: readonly string[]): Record<str
   return purged;
 }
 
-const CLAIMABLE = "(state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
+/**
+ * Unacked items are the NULL entries of `inbox_by_acked_at` (migration 11), in generation order: a
+ * claimable query walks those (at most the backlog limit), never the acked items kept for their
+ * retention. `acked_at` is set exactly when an item is acked: the ack is its only writer, every
+ * version of it set the state with it, and a claim never touches it; so the counts read the
+ * index alone (docs/decisions.md 821).
+ */
+const CLAIMABLE =
+  "acked_at IS NULL AND (state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
 
 /**
  * The first claimable items by generation, at most `limit` and, past the first, only while their
@@ -364,7 +381,7 @@ export const countPending = (sql: SqlStorage, now: number): number =>
   sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM inbox WHERE ${CLAIMABLE}`, now).one().n;
 
 export const countAcked = (sql: SqlStorage): number =>
-  sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM inbox WHERE state = 'acked'").one().n;
+  sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM inbox WHERE acked_at IS NOT NULL").one().n;
 
 export function countJobs(sql: SqlStorage): { running: number; done: number } {
   const row = sql
@@ -528,30 +545,52 @@ const columnValues = (core: Core) =>
 // an UPDATE would each compile the JSON CHECK on `resume` and stay prepared for the object's life
 // (16 KiB of SQLite heap each, measured), as an upsert compiles it into both its halves. REPLACE
 // on the one-row table without a secondary index writes one row, like the UPDATE it replaces.
-const WRITE_SESSION = `REPLACE INTO session (singleton, ${COLUMN_NAMES.join(", ")})
-  VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")})`;
+// `audit_held` rides along: the audit record waiting for the next one (audit-store.ts).
+const WRITE_SESSION = `REPLACE INTO session (singleton, ${COLUMN_NAMES.join(", ")}, audit_held)
+  VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")}, ?)`;
 
 const TABLES = ["session", "messages", "jobs", "inbox", "purged", "outputs"] as const;
 
+/** True when `writeCore` writes the row for this change of the core (a held record aside). */
+export const coreMoves = (before: Core | null, after: Core): boolean =>
+  before === null ||
+  before.lifetime !== after.lifetime ||
+  COLUMN_NAMES.some((column) => SESSION_COLUMNS[column](before) !== SESSION_COLUMNS[column](after));
+
+/** The audit record held in the session row before and after a commit (null: none). */
+export interface HeldChange {
+  readonly before: string | null;
+  readonly after: string | null;
+}
+const NOTHING_HELD: HeldChange = { before: null, after: null };
+
 /**
  * Writes the core's row: a new lifetime starts from empty tables; otherwise the row is written
- * when a column's value moved. Without a core before, the tables are empty already (a delete and
- * a schema without a session both end in `deleteAll`), so a first create prepares no DELETE.
+ * when a column's value moved, or the audit record it holds did. Without a core before, the
+ * tables are empty already (a delete and a schema without a session both end in `deleteAll`), so
+ * a first create prepares no DELETE.
  */
-export function writeCore(sql: SqlStorage, before: Core | null, after: Core): void {
+export function writeCore(
+  sql: SqlStorage,
+  before: Core | null,
+  after: Core,
+  held: HeldChange = NOTHING_HELD,
+): void {
   if (before === null || before.lifetime !== after.lifetime) {
     if (before !== null) for (const table of TABLES) sql.exec(`DELETE FROM ${table}`);
-    sql.exec(WRITE_SESSION, ...columnValues(after));
+    sql.exec(WRITE_SESSION, ...columnValues(after), held.after);
     return;
   }
-  const moved = COLUMN_NAMES.some(
-    (column) => SESSION_COLUMNS[column](before) !== SESSION_COLUMNS[column](after),
-  );
-  if (moved) sql.exec(WRITE_SESSION, ...columnValues(after));
+  if (coreMoves(before, after) || held.before !== held.after)
+    sql.exec(WRITE_SESSION, ...columnValues(after), held.after);
 }
 
-const SET_ITEM_STATE =
-  "UPDATE inbox SET state = ?, lease_expires_at = ?, acked_at = ? WHERE id = ?";
+// Two statements where one served both: a claim that named `acked_at` (even to keep it NULL)
+// would rewrite its index entry, a billed row; claimed items are never acked ones, so a claim
+// leaves the column alone (docs/decisions.md 821).
+const CLAIM_ITEM = "UPDATE inbox SET state = 'claimed', lease_expires_at = ? WHERE id = ?";
+const ACK_ITEM =
+  "UPDATE inbox SET state = 'acked', lease_expires_at = NULL, acked_at = ? WHERE id = ?";
 
 /** Applies one write of a decision, inside the caller's transaction. */
 export function applyWrite(sql: SqlStorage, write: Write): void {
@@ -638,11 +677,10 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
       return;
     }
     case "mark_claimed":
-      for (const id of write.ids)
-        sql.exec(SET_ITEM_STATE, "claimed", write.leaseExpiresAt, null, id);
+      for (const id of write.ids) sql.exec(CLAIM_ITEM, write.leaseExpiresAt, id);
       return;
     case "mark_acked":
-      for (const id of write.ids) sql.exec(SET_ITEM_STATE, "acked", null, write.ackedAt, id);
+      for (const id of write.ids) sql.exec(ACK_ITEM, write.ackedAt, id);
       return;
     case "purge_before":
       purgeBefore(sql, write.horizon, write.now);

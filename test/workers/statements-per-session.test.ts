@@ -15,7 +15,10 @@ import * as api from "../support/api";
 // 16 then, since the records ring and the quotas (issue 25): `SELECT COUNT(*) AS n FROM jobs WHERE
 // completed_at IS NULL` (the running-jobs quota), the records ring's last positions and its write;
 // 13 since full outputs (issue 22): a starting object asks whether a deleted lifetime left parts to
-// sweep (output-sweep.ts, `sweepPending`).
+// sweep (output-sweep.ts, `sweepPending`). Migration 11 (issue 24 item 3, decisions 820–821)
+// changed strings in place: the records ring's write, probe, range read and counters read (a
+// second record per row), the session row's write (a column more); a session that also claims and
+// acks runs one string more than before (claim and ack have their own UPDATE).
 const WOKEN_SESSION_STATEMENTS = 13;
 
 describe("what an open session object keeps prepared", () => {
