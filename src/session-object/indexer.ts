@@ -7,12 +7,18 @@ import { removeEntry, upsertEntry } from "../session-index/index-store";
 
 /** Where entries go; replaceable, so a test can drop every update on the floor. */
 interface IndexWriter {
-  upsert(entry: IndexEntry, version: number, now: number): Promise<number>;
+  /** `listed`: what the row is known to hold, so an unchanged key can be left alone. */
+  upsert(
+    entry: IndexEntry,
+    version: number,
+    now: number,
+    listed: IndexEntry | null,
+  ): Promise<number>;
   remove(tenant: string, sessionId: string): Promise<void>;
 }
 
 export const d1Writer = (db: D1Database): IndexWriter => ({
-  upsert: (entry, version, now) => upsertEntry(db, entry, version, now),
+  upsert: (entry, version, now, listed) => upsertEntry(db, entry, version, now, listed),
   remove: (tenant, sessionId) => removeEntry(db, tenant, sessionId),
 });
 
@@ -144,7 +150,9 @@ export class Indexer {
         return;
       }
       try {
-        this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now);
+        // A resend does not trust `lastSent`: the row may hold anything.
+        const listed = force ? null : this.lastSent;
+        this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now, listed);
         this.writes += 1;
         this.lastSent = entry;
         this.retryAt = null;

@@ -115,6 +115,21 @@ describe("the index after a wake", () => {
     }, claimTimeoutMs + 5_000);
   }, 60_000);
 
+  it("a completion that leaves the session suspended moves no index entry: one write of one row", async () => {
+    const tenant = freshTenant("staged");
+    const { stub, tokens } = await suspendedIn(tenant, "s", { handles: ["a", "b"] });
+    await until(async () =>
+      expect(await rowOf(tenant, "s")).toMatchObject({ attention: "suspended" }),
+    );
+    const before = await writesOf(stub);
+    expect((await complete("s", "a", tokens.a ?? "", result(0, "a done"))).status).toBe(202);
+    await until(async () => {
+      const [listed] = (await list(`tenant=${tenant}`)).sessions;
+      expect(listed).toMatchObject({ status: "suspended", waiting_for: ["b"], inbox_pending: 1 });
+    });
+    expect(await writesOf(stub)).toEqual({ writes: before.writes + 1, rows: before.rows + 1 });
+  }, 60_000);
+
   it("a resume that fails or has nowhere to go is written at once, without waiting for the window", async () => {
     const tenant = freshTenant("at-once");
     const failing = await suspendedIn(tenant, "failed", {

@@ -246,6 +246,31 @@ describe("index updates are ordered and idempotent", () => {
     expect(await rowOf("versions", sid)).toMatchObject({ version: 31 });
   });
 
+  it("an entry whose status, since and overdue time are what the row holds writes the row alone, and one the row does not hold writes the whole entry", async () => {
+    const sid = uniqueId("keys");
+    const listed = entry(sid, ["a", "b"]);
+    // The same keys as `listed` (the helper's overdue time moves with the clock).
+    const keyed = (waitingFor: string[]): IndexEntry => ({
+      ...entry(sid, waitingFor),
+      overdueAt: listed.overdueAt,
+    });
+    // The row, its two attention entries and its two overdue entries.
+    expect(await upsertEntry(db(), listed, 10, Date.now())).toBe(5);
+    // Only the detail moves: no index entry is rewritten.
+    expect(await upsertEntry(db(), keyed(["b"]), 11, Date.now(), listed)).toBe(1);
+    expect(JSON.parse((await rowOf("versions", sid))?.detail ?? "null").waiting_for).toEqual(["b"]);
+    // A row that moved meanwhile (here: deleted, as a repair would) is written whole.
+    await db()
+      .prepare("DELETE FROM session_index WHERE tenant = ?1 AND session_id = ?2")
+      .bind("versions", sid)
+      .run();
+    expect(await upsertEntry(db(), keyed([]), 12, Date.now(), listed)).toBe(5);
+    expect(await rowOf("versions", sid)).toMatchObject({ attention: "suspended", version: 12 });
+    // And an older version never lands, by either road.
+    expect(await upsertEntry(db(), keyed(["z"]), 11, Date.now(), keyed([]))).toBe(0);
+    expect(JSON.parse((await rowOf("versions", sid))?.detail ?? "null").waiting_for).toEqual([]);
+  });
+
   it("a quiet entry for a session the index never listed writes no row", async () => {
     const sid = uniqueId("quiet");
     const quiet: IndexEntry = {
