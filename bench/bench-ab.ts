@@ -3,9 +3,16 @@
 // sockets), their wakes interleaved (before, after, before, …) so the machine's load falls on both
 // alike: CPU per wake of each build's workerd, and send → resumed / → 202 medians. Make each build
 // with `npx wrangler deploy --dry-run --outdir .bench/NAME` before and after the change.
+// `AB_CYCLE=1` makes each wake a whole cycle: the woken agent registers its run for the resume
+// `AB_CLAIM_MS` (1000) after it arrived, while the next wakes go on, and after the loop every
+// session suspends again. The table gives the index's D1 rows per wake (from before the completion
+// until the index settled after the claim) and per cycle (the next suspend's too), and each build's
+// CPU over the whole run, background index writes included.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { WAKE_SETTLE_MS } from "../src/domain/index-entry";
+import { agentClient } from "../test/support/local-stack";
 import { startArrivalsHost, wallNow } from "./lib/arrivals-host";
 import { serveExecInbox } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, settle } from "./lib/proc";
@@ -17,6 +24,8 @@ async function main(): Promise<void> {
   const count = Number(countText);
   if (before === "" || after === "" || !Number.isSafeInteger(count) || count < 1)
     throw new Error("usage: npm run bench:ab -- BEFORE.js AFTER.js [wakes, a whole number ≥ 1]");
+  const cycle = process.env.AB_CYCLE === "1";
+  const claimMs = Number(process.env.AB_CLAIM_MS ?? 1_000);
   const extra: Record<string, string> = process.env.INDEX_UPDATES
     ? { INDEX_UPDATES: process.env.INDEX_UPDATES }
     : {};
@@ -33,12 +42,24 @@ async function main(): Promise<void> {
       const system = execInboxSystem(script, served.directBase, host, () => served.pids);
       const keys = await system.prepare(`ab${i}`, count + 30);
       await settle(() => served.pids);
+      // The suspends' own index writes are in, so rows counted from here are the wake's.
+      await new Promise((done) => setTimeout(done, 500));
+      const inbox = agentClient(served.directBase);
+      const rowsBefore = new Map<string, number>();
+      for (const key of keys.slice(30)) {
+        rowsBefore.set(key, (await inbox.getSessionStats(key)).index_rows_written);
+      }
       return {
         script,
         served,
         system,
         keys,
+        inbox,
+        rowsBefore,
+        runs: new Map<string, string>(),
+        claims: [] as Promise<void>[],
         cpu: 0,
+        cpuAtStart: 0,
         resumed: [] as number[],
         accepted: [] as number[],
       };
@@ -47,11 +68,22 @@ async function main(): Promise<void> {
   for (let i = 0; i < count + 30; i += 1) {
     for (const build of builds) {
       const key = build.keys[i] ?? "";
+      if (i === 30) build.cpuAtStart = cpuSeconds(build.served.pids);
       const cpu0 = cpuSeconds(build.served.pids);
       const t0 = wallNow();
       await build.system.wake(key);
       const t1 = wallNow();
       const at = await build.system.resumedAt(key);
+      if (cycle) {
+        // The woken agent takes its resume a moment later (its host starts it), as others wake.
+        const resumeId = String((await host.first(key))?.body.resume_id ?? "");
+        build.claims.push(
+          new Promise((done) => setTimeout(done, claimMs)).then(async () => {
+            const run = await build.inbox.registerRun(key, { resume_id: resumeId });
+            build.runs.set(key, run.run_id);
+          }),
+        );
+      }
       // The delivery's outcome commits after the host answered: let it land before reading CPU.
       await new Promise((done) => setTimeout(done, 5));
       if (i < 30) continue;
@@ -60,13 +92,43 @@ async function main(): Promise<void> {
       build.resumed.push(at - t0);
     }
   }
-  console.log(`load average ${loadAverage()}; INDEX_UPDATES=${process.env.INDEX_UPDATES ?? "on"}`);
-  console.log(
-    "| build | CPU ms per wake | send → resumed p50 | p90 | send → 202 p50 |\n| --- | --- | --- | --- | --- |",
-  );
+  await Promise.all(builds.flatMap((build) => build.claims));
+  // Writes the index holds back (a wake's settle window) go out before the whole-run CPU is read.
+  await new Promise((done) => setTimeout(done, WAKE_SETTLE_MS + 1_000));
+  const measured = (build: (typeof builds)[number]) => build.keys.slice(30);
+  const indexRows = async (build: (typeof builds)[number]) => {
+    let rows = 0;
+    for (const key of measured(build)) {
+      const stats = await build.inbox.getSessionStats(key);
+      rows += stats.index_rows_written - (build.rowsBefore.get(key) ?? 0);
+    }
+    return rows / count;
+  };
+  const figures = [];
   for (const build of builds) {
+    const wholeCpu = cpuSeconds(build.served.pids) - build.cpuAtStart;
+    const perWake = await indexRows(build);
+    let perCycle = Number.NaN;
+    if (cycle) {
+      // The next suspend of each woken session: what the cycle's last index write costs.
+      for (const key of measured(build)) {
+        await build.inbox.reserveJob(key, { handle: "j1", command: "make test again" });
+        await build.inbox.suspend(key, build.runs.get(key) ?? "", { waiting_for: ["j1"] });
+      }
+      await new Promise((done) => setTimeout(done, 1_000));
+      perCycle = await indexRows(build);
+    }
+    figures.push({ build, wholeCpu, perWake, perCycle });
+  }
+  console.log(
+    `load average ${loadAverage()}; INDEX_UPDATES=${process.env.INDEX_UPDATES ?? "on"}; AB_CYCLE=${cycle ? "1" : "0"}`,
+  );
+  console.log(
+    "| build | CPU ms per wake | whole-run CPU ms per wake | D1 rows per wake | D1 rows per cycle | send → resumed p50 | p90 | send → 202 p50 |\n| --- | --- | --- | --- | --- | --- | --- | --- |",
+  );
+  for (const { build, wholeCpu, perWake, perCycle } of figures) {
     console.log(
-      `| ${build.script} | ${((build.cpu / count) * 1000).toFixed(2)} | ${percentile(build.resumed, 50).toFixed(2)} ms | ${percentile(build.resumed, 90).toFixed(2)} ms | ${percentile(build.accepted, 50).toFixed(2)} ms |`,
+      `| ${build.script} | ${((build.cpu / count) * 1000).toFixed(2)} | ${((wholeCpu / count) * 1000).toFixed(2)} | ${perWake.toFixed(2)} | ${cycle ? perCycle.toFixed(2) : "—"} | ${percentile(build.resumed, 50).toFixed(2)} ms | ${percentile(build.resumed, 90).toFixed(2)} ms | ${percentile(build.accepted, 50).toFixed(2)} ms |`,
     );
     await build.served.stop();
   }
