@@ -4,10 +4,10 @@
 // alike: CPU per wake of each build's workerd, and send → resumed / → 202 medians. Make each build
 // with `npx wrangler deploy --dry-run --outdir .bench/NAME` before and after the change.
 // `AB_CYCLE=1` makes each wake a whole cycle: the woken agent registers its run for the resume
-// `AB_CLAIM_MS` (1000) after it arrived, while the next wakes go on, and after the loop every
-// session suspends again. The table gives the index's D1 rows per wake (from before the completion
-// until the index settled after the claim) and per cycle (the next suspend's too), and each build's
-// CPU over the whole run, background index writes included.
+// `AB_CLAIM_MS` (1000) after it arrived, while the next wakes go on. The table adds each build's
+// CPU over the whole timed run (background index writes included) and, from 20 more cycles after
+// it, the index's D1 rows per wake (until the index settled after the claim) and per cycle (with
+// the next suspend).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,50 @@ import { serveExecInbox } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, settle } from "./lib/proc";
 import { percentile } from "./lib/stats";
 import { execInboxSystem } from "./lib/wake-systems";
+
+const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+/** Sessions whose index rows are counted, in a phase of their own after the timed loop. */
+const ROWS_SAMPLE = 20;
+
+/**
+ * The index's D1 rows of ROWS_SAMPLE whole cycles, from the objects' own counters: the wake, the
+ * claim `claimMs` after it, and the next suspend. Short enough that no object closes meanwhile
+ * (locally 10 s after its last request), which would reset its counters.
+ */
+async function indexRows(
+  build: { system: ReturnType<typeof execInboxSystem>; inbox: ReturnType<typeof agentClient> },
+  claimMs: number,
+) {
+  const keys = await build.system.prepare("rows", ROWS_SAMPLE);
+  // The suspends' own index writes land first, so rows counted from here are the wake's.
+  await pause(500);
+  const statsOf = () => Promise.all(keys.map((key) => build.inbox.getSessionStats(key)));
+  const before = await statsOf();
+  for (const key of keys) {
+    await build.system.wake(key);
+    await build.system.resumedAt(key);
+  }
+  await pause(claimMs);
+  const runs = [];
+  for (const key of keys) {
+    const resumeId = (await build.inbox.getSession(key)).resume?.resume_id ?? "";
+    runs.push((await build.inbox.registerRun(key, { resume_id: resumeId })).run_id);
+  }
+  await pause(WAKE_SETTLE_MS + 500);
+  const claimed = await statsOf();
+  for (const [i, key] of keys.entries()) {
+    await build.inbox.reserveJob(key, { handle: "j1", command: "make test again" });
+    await build.inbox.suspend(key, runs[i] ?? "", { waiting_for: ["j1"] });
+  }
+  await pause(500);
+  const cycled = await statsOf();
+  const mean = (to: typeof before) =>
+    to.reduce(
+      (sum, stats, i) => sum + stats.index_rows_written - (before[i]?.index_rows_written ?? 0),
+      0,
+    ) / keys.length;
+  return { perWake: mean(claimed), perCycle: mean(cycled) };
+}
 
 async function main(): Promise<void> {
   const [before = "", after = "", countText = "300"] = process.argv.slice(2);
@@ -42,21 +86,13 @@ async function main(): Promise<void> {
       const system = execInboxSystem(script, served.directBase, host, () => served.pids);
       const keys = await system.prepare(`ab${i}`, count + 30);
       await settle(() => served.pids);
-      // The suspends' own index writes are in, so rows counted from here are the wake's.
-      await new Promise((done) => setTimeout(done, 500));
       const inbox = agentClient(served.directBase);
-      const rowsBefore = new Map<string, number>();
-      for (const key of keys.slice(30)) {
-        rowsBefore.set(key, (await inbox.getSessionStats(key)).index_rows_written);
-      }
       return {
         script,
         served,
         system,
         keys,
         inbox,
-        rowsBefore,
-        runs: new Map<string, string>(),
         claims: [] as Promise<void>[],
         cpu: 0,
         cpuAtStart: 0,
@@ -78,9 +114,8 @@ async function main(): Promise<void> {
         // The woken agent takes its resume a moment later (its host starts it), as others wake.
         const resumeId = String((await host.first(key))?.body.resume_id ?? "");
         build.claims.push(
-          new Promise((done) => setTimeout(done, claimMs)).then(async () => {
-            const run = await build.inbox.registerRun(key, { resume_id: resumeId });
-            build.runs.set(key, run.run_id);
+          pause(claimMs).then(async () => {
+            await build.inbox.registerRun(key, { resume_id: resumeId });
           }),
         );
       }
@@ -94,31 +129,16 @@ async function main(): Promise<void> {
   }
   await Promise.all(builds.flatMap((build) => build.claims));
   // Writes the index holds back (a wake's settle window) go out before the whole-run CPU is read.
-  await new Promise((done) => setTimeout(done, WAKE_SETTLE_MS + 1_000));
-  const measured = (build: (typeof builds)[number]) => build.keys.slice(30);
-  const indexRows = async (build: (typeof builds)[number]) => {
-    let rows = 0;
-    for (const key of measured(build)) {
-      const stats = await build.inbox.getSessionStats(key);
-      rows += stats.index_rows_written - (build.rowsBefore.get(key) ?? 0);
-    }
-    return rows / count;
-  };
+  await pause(WAKE_SETTLE_MS + 1_000);
+  // Both builds' CPU is read before either counts rows: a phase of one must not fall on the other.
+  const wholeCpu = builds.map((build) => cpuSeconds(build.served.pids) - build.cpuAtStart);
   const figures = [];
-  for (const build of builds) {
-    const wholeCpu = cpuSeconds(build.served.pids) - build.cpuAtStart;
-    const perWake = await indexRows(build);
-    let perCycle = Number.NaN;
-    if (cycle) {
-      // The next suspend of each woken session: what the cycle's last index write costs.
-      for (const key of measured(build)) {
-        await build.inbox.reserveJob(key, { handle: "j1", command: "make test again" });
-        await build.inbox.suspend(key, build.runs.get(key) ?? "", { waiting_for: ["j1"] });
-      }
-      await new Promise((done) => setTimeout(done, 1_000));
-      perCycle = await indexRows(build);
-    }
-    figures.push({ build, wholeCpu, perWake, perCycle });
+  for (const [i, build] of builds.entries()) {
+    figures.push({
+      build,
+      wholeCpu: wholeCpu[i] ?? 0,
+      rows: cycle ? await indexRows(build, claimMs) : null,
+    });
   }
   console.log(
     `load average ${loadAverage()}; INDEX_UPDATES=${process.env.INDEX_UPDATES ?? "on"}; AB_CYCLE=${cycle ? "1" : "0"}`,
@@ -126,9 +146,9 @@ async function main(): Promise<void> {
   console.log(
     "| build | CPU ms per wake | whole-run CPU ms per wake | D1 rows per wake | D1 rows per cycle | send → resumed p50 | p90 | send → 202 p50 |\n| --- | --- | --- | --- | --- | --- | --- | --- |",
   );
-  for (const { build, wholeCpu, perWake, perCycle } of figures) {
+  for (const { build, wholeCpu, rows } of figures) {
     console.log(
-      `| ${build.script} | ${((build.cpu / count) * 1000).toFixed(2)} | ${((wholeCpu / count) * 1000).toFixed(2)} | ${perWake.toFixed(2)} | ${cycle ? perCycle.toFixed(2) : "—"} | ${percentile(build.resumed, 50).toFixed(2)} ms | ${percentile(build.resumed, 90).toFixed(2)} ms | ${percentile(build.accepted, 50).toFixed(2)} ms |`,
+      `| ${build.script} | ${((build.cpu / count) * 1000).toFixed(2)} | ${((wholeCpu / count) * 1000).toFixed(2)} | ${rows?.perWake.toFixed(2) ?? "—"} | ${rows?.perCycle.toFixed(2) ?? "—"} | ${percentile(build.resumed, 50).toFixed(2)} ms | ${percentile(build.resumed, 90).toFixed(2)} ms | ${percentile(build.accepted, 50).toFixed(2)} ms |`,
     );
     await build.served.stop();
   }

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { scriptArgs } from "../scripts/lib/args";
+import { WAKE_SETTLE_MS } from "../src/domain/index-entry";
 import { agentClient, startWranglerDev } from "../test/support/local-stack";
 import { benchHeartbeats } from "./bench-heartbeats";
 import { benchIndex } from "./bench-index";
@@ -77,23 +78,50 @@ async function measure(system: FloorSystem | WakeSystem): Promise<void> {
   console.log(`  ${system.name}: ${brief}`);
 }
 
-/** Rows and billed units of one completion that wakes a session, from the object's own counters. */
+/**
+ * Rows and billed units of one completion that wakes a session, from the object's own counters,
+ * and the index's D1 rows of the whole cycle: the wake, the resumed run registering for it (as an
+ * agent host does, here 300 ms after the webhook), and the next suspend.
+ */
 async function rowsPerWake(base: string, system: ReturnType<typeof execInboxSystem>) {
   const keys = await system.prepare("rows", 10);
   const inbox = agentClient(base);
-  const totals = { rows_written: 0, rows_read: 0, alarms: 0, index_rows_written: 0 };
+  const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  const statsOf = () => Promise.all(keys.map((sid) => inbox.getSessionStats(sid)));
+  // The suspends' own index writes land first.
+  await pause(500);
+  const before = await statsOf();
   for (const sid of keys) {
-    const before = await inbox.getSessionStats(sid);
     await system.wake(sid);
     await system.resumedAt(sid);
-    // The delivery's outcome commits after the host answered; the index update 100 ms later.
-    await new Promise((done) => setTimeout(done, 300));
-    const after = await inbox.getSessionStats(sid);
-    for (const key of Object.keys(totals) as Array<keyof typeof totals>) {
-      totals[key] += (after[key] - before[key]) / keys.length;
-    }
   }
-  return totals;
+  // The delivery's outcome commits after the host answered.
+  await pause(300);
+  const woken = await statsOf();
+  const runs = [];
+  for (const sid of keys) {
+    const resumeId = (await inbox.getSession(sid)).resume?.resume_id ?? "";
+    runs.push((await inbox.registerRun(sid, { resume_id: resumeId })).run_id);
+  }
+  // A wake's index entry waits out its settle window before it goes.
+  await pause(WAKE_SETTLE_MS + 500);
+  const claimed = await statsOf();
+  for (const [i, sid] of keys.entries()) {
+    await inbox.reserveJob(sid, { handle: "j1", command: "make test again" });
+    await inbox.suspend(sid, runs[i] ?? "", { waiting_for: ["j1"] });
+  }
+  await pause(300);
+  const cycled = await statsOf();
+  const mean = (to: typeof before, key: keyof (typeof before)[number]) =>
+    to.reduce((sum, stats, i) => sum + Number(stats[key]) - Number(before[i]?.[key]), 0) /
+    keys.length;
+  return {
+    rows_written: mean(woken, "rows_written"),
+    rows_read: mean(woken, "rows_read"),
+    alarms: mean(woken, "alarms"),
+    index_rows_written: mean(claimed, "index_rows_written"),
+    index_rows_per_cycle: mean(cycled, "index_rows_written"),
+  };
 }
 
 async function oneRun(run: number, scripts: { execInbox: string; workflows: string }) {

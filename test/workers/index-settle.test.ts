@@ -1,5 +1,5 @@
 // The index after a wake: the entry waits a settle window for the run that usually takes the
-// resume, so an agent that claims at once costs the index one write (suspended → quiet) and never a
+// resume, so an agent that claims within it costs the index one write (suspended → quiet) and never a
 // `resuming` row; a slow agent is listed `resuming` once the window ends, and `overdue` after the
 // claim timeout. Rows are counted by the object's own indexer (`writes`, `rowsWritten`).
 import { runInDurableObject } from "cloudflare:test";
@@ -48,7 +48,7 @@ beforeAll(async () => {
 });
 
 describe("the index after a wake", () => {
-  it("a session whose agent claims at once goes from suspended to quiet in one write of one row, and no resuming row is ever written", async () => {
+  it("a session whose agent claims a second after the webhook goes from suspended to quiet in one write of one row, and no resuming row is ever written", async () => {
     const tenant = freshTenant("claims");
     const { stub, tokens } = await suspendedIn(tenant, "s");
     await until(async () =>
@@ -59,6 +59,8 @@ describe("the index after a wake", () => {
     const cycle = (async () => {
       expect((await complete("s", "h", tokens.h ?? "", result(0, "done"))).status).toBe(202);
       await until(async () => expect((await resumeOf(stub))?.state).toBe("delivered"));
+      // An agent host takes a moment to start its agent: past the old 100 ms batch.
+      await sleep(1_000);
       const resumeId = (await resumeOf(stub)).resume_id;
       ok(await stub.registerRun({ runId: null, resumeId }));
       // Past the window: a held entry would have gone out by now.
