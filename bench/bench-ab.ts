@@ -14,54 +14,13 @@ import { join } from "node:path";
 import { WAKE_SETTLE_MS } from "../src/domain/index-entry";
 import { agentClient } from "../test/support/local-stack";
 import { startArrivalsHost, wallNow } from "./lib/arrivals-host";
+import { cycleRows } from "./lib/cycle-rows";
 import { serveExecInbox } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, settle } from "./lib/proc";
 import { percentile } from "./lib/stats";
 import { execInboxSystem } from "./lib/wake-systems";
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
-/** Sessions whose index rows are counted, in a phase of their own after the timed loop. */
-const ROWS_SAMPLE = 20;
-
-/**
- * The index's D1 rows of ROWS_SAMPLE whole cycles, from the objects' own counters: the wake, the
- * claim `claimMs` after it, and the next suspend. Short enough that no object closes meanwhile
- * (locally 10 s after its last request), which would reset its counters.
- */
-async function indexRows(
-  build: { system: ReturnType<typeof execInboxSystem>; inbox: ReturnType<typeof agentClient> },
-  claimMs: number,
-) {
-  const keys = await build.system.prepare("rows", ROWS_SAMPLE);
-  // The suspends' own index writes land first, so rows counted from here are the wake's.
-  await pause(500);
-  const statsOf = () => Promise.all(keys.map((key) => build.inbox.getSessionStats(key)));
-  const before = await statsOf();
-  for (const key of keys) {
-    await build.system.wake(key);
-    await build.system.resumedAt(key);
-  }
-  await pause(claimMs);
-  const runs = [];
-  for (const key of keys) {
-    const resumeId = (await build.inbox.getSession(key)).resume?.resume_id ?? "";
-    runs.push((await build.inbox.registerRun(key, { resume_id: resumeId })).run_id);
-  }
-  await pause(WAKE_SETTLE_MS + 500);
-  const claimed = await statsOf();
-  for (const [i, key] of keys.entries()) {
-    await build.inbox.reserveJob(key, { handle: "j1", command: "make test again" });
-    await build.inbox.suspend(key, runs[i] ?? "", { waiting_for: ["j1"] });
-  }
-  await pause(500);
-  const cycled = await statsOf();
-  const mean = (to: typeof before) =>
-    to.reduce(
-      (sum, stats, i) => sum + stats.index_rows_written - (before[i]?.index_rows_written ?? 0),
-      0,
-    ) / keys.length;
-  return { perWake: mean(claimed), perCycle: mean(cycled) };
-}
 
 async function main(): Promise<void> {
   const [before = "", after = "", countText = "300"] = process.argv.slice(2);
@@ -137,7 +96,9 @@ async function main(): Promise<void> {
     figures.push({
       build,
       wholeCpu: wholeCpu[i] ?? 0,
-      rows: cycle ? await indexRows(build, claimMs) : null,
+      rows: cycle
+        ? await cycleRows(build.system, build.inbox, { sessions: 20, claimMs, label: "rows" })
+        : null,
     });
   }
   console.log(
@@ -148,7 +109,7 @@ async function main(): Promise<void> {
   );
   for (const { build, wholeCpu, rows } of figures) {
     console.log(
-      `| ${build.script} | ${((build.cpu / count) * 1000).toFixed(2)} | ${((wholeCpu / count) * 1000).toFixed(2)} | ${rows?.perWake.toFixed(2) ?? "—"} | ${rows?.perCycle.toFixed(2) ?? "—"} | ${percentile(build.resumed, 50).toFixed(2)} ms | ${percentile(build.resumed, 90).toFixed(2)} ms | ${percentile(build.accepted, 50).toFixed(2)} ms |`,
+      `| ${build.script} | ${((build.cpu / count) * 1000).toFixed(2)} | ${((wholeCpu / count) * 1000).toFixed(2)} | ${rows?.index_rows_written.toFixed(2) ?? "—"} | ${rows?.index_rows_per_cycle.toFixed(2) ?? "—"} | ${percentile(build.resumed, 50).toFixed(2)} ms | ${percentile(build.resumed, 90).toFixed(2)} ms | ${percentile(build.accepted, 50).toFixed(2)} ms |`,
     );
     await build.served.stop();
   }

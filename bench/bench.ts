@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { scriptArgs } from "../scripts/lib/args";
-import { WAKE_SETTLE_MS } from "../src/domain/index-entry";
 import { agentClient, startWranglerDev } from "../test/support/local-stack";
 import { benchHeartbeats } from "./bench-heartbeats";
 import { benchIndex } from "./bench-index";
@@ -17,6 +16,7 @@ import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
 import { startArrivalsHost } from "./lib/arrivals-host";
+import { cycleRows } from "./lib/cycle-rows";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { loadAverage, processTree } from "./lib/proc";
@@ -78,52 +78,6 @@ async function measure(system: FloorSystem | WakeSystem): Promise<void> {
   console.log(`  ${system.name}: ${brief}`);
 }
 
-/**
- * Rows and billed units of one completion that wakes a session, from the object's own counters,
- * and the index's D1 rows of the whole cycle: the wake, the resumed run registering for it (as an
- * agent host does, here 300 ms after the webhook), and the next suspend.
- */
-async function rowsPerWake(base: string, system: ReturnType<typeof execInboxSystem>) {
-  const keys = await system.prepare("rows", 10);
-  const inbox = agentClient(base);
-  const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
-  const statsOf = () => Promise.all(keys.map((sid) => inbox.getSessionStats(sid)));
-  // The suspends' own index writes land first.
-  await pause(500);
-  const before = await statsOf();
-  for (const sid of keys) {
-    await system.wake(sid);
-    await system.resumedAt(sid);
-  }
-  // The delivery's outcome commits after the host answered.
-  await pause(300);
-  const woken = await statsOf();
-  const runs = [];
-  for (const sid of keys) {
-    const resumeId = (await inbox.getSession(sid)).resume?.resume_id ?? "";
-    runs.push((await inbox.registerRun(sid, { resume_id: resumeId })).run_id);
-  }
-  // A wake's index entry waits out its settle window before it goes.
-  await pause(WAKE_SETTLE_MS + 500);
-  const claimed = await statsOf();
-  for (const [i, sid] of keys.entries()) {
-    await inbox.reserveJob(sid, { handle: "j1", command: "make test again" });
-    await inbox.suspend(sid, runs[i] ?? "", { waiting_for: ["j1"] });
-  }
-  await pause(300);
-  const cycled = await statsOf();
-  const mean = (to: typeof before, key: keyof (typeof before)[number]) =>
-    to.reduce((sum, stats, i) => sum + Number(stats[key]) - Number(before[i]?.[key]), 0) /
-    keys.length;
-  return {
-    rows_written: mean(woken, "rows_written"),
-    rows_read: mean(woken, "rows_read"),
-    alarms: mean(woken, "alarms"),
-    index_rows_written: mean(claimed, "index_rows_written"),
-    index_rows_per_cycle: mean(cycled, "index_rows_written"),
-  };
-}
-
 async function oneRun(run: number, scripts: { execInbox: string; workflows: string }) {
   say(`- run ${run}/${PLAN.runs}: load average at start ${loadAverage()}`);
   const host = await startArrivalsHost();
@@ -141,7 +95,16 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     const served = await serveExecInbox(scripts.execInbox, join(state, "mf"));
     const direct = execInboxSystem(SYSTEM.execDirect, served.directBase, host, () => served.pids);
     await measure(direct);
-    tally.add(SYSTEM.execDirect, await rowsPerWake(served.directBase, direct));
+    // Rows of one completion that wakes a session, and of its whole cycle (the agent claims 300 ms
+    // after the webhook, then suspends again).
+    tally.add(
+      SYSTEM.execDirect,
+      await cycleRows(direct, agentClient(served.directBase), {
+        sessions: 10,
+        claimMs: 300,
+        label: "rows",
+      }),
+    );
     await served.stop();
     const entry = await serveExecInbox(scripts.execInbox, join(state, "mf-entry"));
     await measure(execInboxSystem(SYSTEM.execEntry, entry.base, host, () => entry.pids));
