@@ -74,11 +74,13 @@ export class Indexer {
 
   /**
    * After a load, or when a reader found the row stale: what the index holds is unknown, so the
-   * entry goes out now (D1 skips the write when the row already holds it).
+   * entry goes out whole with the next flush (D1 skips the write when the row already holds it).
+   * Not at once: the commit that usually follows a load (the completion that woke the object)
+   * shares the one statement, and a wake's entry still waits out its window.
    */
   resend(): void {
-    if (this.writer === null) return;
-    this.options.waitUntil(this.flush(true));
+    this.lastSent = null;
+    this.changed();
   }
 
   /** From the alarm: a failed write whose time has come is tried again. */
