@@ -46,7 +46,7 @@ export class Indexer {
   rowsWritten = 0;
   /** D1 upserts this object made since it started (each one statement; for the benchmark). */
   writes = 0;
-  /** How long a wake's entry waits for the run that usually takes it; a test may shorten it. */
+  /** How long a wake's entry waits for the run that usually takes it. */
   settleMs = WAKE_SETTLE_MS;
   private lastSent: IndexEntry | null = null;
   private lastVersion = 0;
@@ -145,14 +145,14 @@ export class Indexer {
       if (writer === null || entry === null) return;
       if (!force && this.retryAt === null && sameEntry(entry, this.lastSent)) return;
       const now = Date.now();
-      // A resend (load, repair, retry) does not wait: what the index holds is unknown or wrong.
+      // The alarm's retry does not wait: its write is owed already.
       const at = force ? null : sendableAt(entry, this.lastSent, this.settleMs);
       if (at !== null && at > now) {
         this.holdUntil(at);
         return;
       }
       try {
-        // A resend does not trust `lastSent`: the row may hold anything.
+        // A retry does not trust `lastSent`: the failed write may have landed.
         const listed = force ? null : this.lastSent;
         this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now, listed);
         this.writes += 1;
