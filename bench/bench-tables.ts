@@ -199,7 +199,7 @@ function printAims(t: Tally): void {
 function printRowsAndPrice(t: Tally): void {
   const m = (metric: string) => t.get(EXEC, metric).median;
   say(
-    `Per completion that wakes a session (10 sessions, \`GET /v1/sessions/{sid}/stats\` around each): ${m("rows_written").toFixed(2)} SQLite rows written, ${m("rows_read").toFixed(2)} rows read, ${m("alarms").toFixed(2)} alarm invocations, ${m("index_rows_written").toFixed(2)} D1 index rows written.`,
+    `Per completion that wakes a session (10 sessions, \`GET /v1/sessions/{sid}/stats\` around each): ${m("rows_written").toFixed(2)} SQLite rows written, ${m("rows_read").toFixed(2)} rows read, ${m("alarms").toFixed(2)} alarm invocations; ${m("index_rows_written").toFixed(2)} D1 index rows written from the completion until the index settled after the resumed run registered, ${m("index_rows_per_cycle").toFixed(2)} per whole cycle (with the next suspend).`,
   );
   const errors = [SYSTEM.restate1, SYSTEM.restate2].map(
     (s) => `${s}: ${t.get(s, "handler errors").median}`,
@@ -225,7 +225,7 @@ function printRowsAndPrice(t: Tally): void {
     [`SQLite rows written: ${m("rows_written").toFixed(2)} × $1.00/M`, m("rows_written")],
     [`SQLite rows read: ${m("rows_read").toFixed(2)} × $0.001/M`, m("rows_read") * 0.001],
     [
-      `D1 rows written (index): ${m("index_rows_written").toFixed(2)} × $1.00/M`,
+      `D1 rows written (index, the wake and its claim): ${m("index_rows_written").toFixed(2)} × $1.00/M`,
       m("index_rows_written"),
     ],
   ];

@@ -16,6 +16,7 @@ import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
 import { startArrivalsHost } from "./lib/arrivals-host";
+import { cycleRows } from "./lib/cycle-rows";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
 import { buildWorker, serveExecInbox, serveFloorWorker } from "./lib/miniflare-stack";
 import { loadAverage, processTree } from "./lib/proc";
@@ -78,25 +79,6 @@ async function measure(system: FloorSystem | WakeSystem): Promise<void> {
   console.log(`  ${system.name}: ${brief}`);
 }
 
-/** Rows and billed units of one completion that wakes a session, from the object's own counters. */
-async function rowsPerWake(base: string, system: ReturnType<typeof execInboxSystem>) {
-  const keys = await system.prepare("rows", 10);
-  const inbox = agentClient(base);
-  const totals = { rows_written: 0, rows_read: 0, alarms: 0, index_rows_written: 0 };
-  for (const sid of keys) {
-    const before = await inbox.getSessionStats(sid);
-    await system.wake(sid);
-    await system.resumedAt(sid);
-    // The delivery's outcome commits after the host answered; the index update 100 ms later.
-    await new Promise((done) => setTimeout(done, 300));
-    const after = await inbox.getSessionStats(sid);
-    for (const key of Object.keys(totals) as Array<keyof typeof totals>) {
-      totals[key] += (after[key] - before[key]) / keys.length;
-    }
-  }
-  return totals;
-}
-
 async function oneRun(run: number, scripts: { execInbox: string; workflows: string }) {
   say(`- run ${run}/${PLAN.runs}: load average at start ${loadAverage()}`);
   const host = await startArrivalsHost();
@@ -115,7 +97,16 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     const served = await serveExecInbox(scripts.execInbox, join(state, "mf"));
     const direct = execInboxSystem(SYSTEM.execDirect, served.directBase, host, () => served.pids);
     await measure(direct);
-    tally.add(SYSTEM.execDirect, await rowsPerWake(served.directBase, direct));
+    // Rows of one completion that wakes a session, and of its whole cycle (the agent claims 300 ms
+    // after the webhook, then suspends again).
+    tally.add(
+      SYSTEM.execDirect,
+      await cycleRows(direct, agentClient(served.directBase), {
+        sessions: 10,
+        claimMs: 300,
+        label: "rows",
+      }),
+    );
     await served.stop();
     const entry = await serveExecInbox(scripts.execInbox, join(state, "mf-entry"));
     await measure(execInboxSystem(SYSTEM.execEntry, entry.base, host, () => entry.pids));

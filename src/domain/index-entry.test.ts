@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { at, CONFIG, completed, ok, session, suspendedOn, T0 } from "../../test/support/domain";
 import { recordDelivery } from "./delivery";
-import { attentionAt, indexEntryOf, sameEntry } from "./index-entry";
+import { attentionAt, indexEntryOf, sameEntry, sendableAt, WAKE_SETTLE_MS } from "./index-entry";
 import { completeJob } from "./jobs";
 import { registerRun } from "./session";
 import { type Resume, resumeFields, type Session } from "./state";
@@ -130,5 +130,68 @@ describe("index entries", () => {
       false,
     );
     expect(sameEntry(null, indexEntryOf(suspended, 0, CONFIG))).toBe(false);
+  });
+});
+
+describe("when an entry may be sent", () => {
+  const SETTLE = WAKE_SETTLE_MS;
+  const suspended = suspendedOn(["a"]);
+  const woken = complete(suspended, "a", T0 + 1_000);
+  const listedSuspended = indexEntryOf(suspended, 0, CONFIG);
+
+  it("a wake's entry waits until its resume is a settle window old, then goes out", () => {
+    const entry = indexEntryOf(woken, 1, CONFIG);
+    expect(entry.attention).toBe("resuming");
+    expect(sendableAt(entry, listedSuspended, SETTLE)).toBe(T0 + 1_000 + SETTLE);
+    // Also when the object has sent nothing yet in its life (a quiet session woken from idle).
+    expect(sendableAt(entry, null, SETTLE)).toBe(T0 + 1_000 + SETTLE);
+  });
+
+  it("a resume already listed as resuming, and every status but resuming, goes out at once", () => {
+    const scheduled = indexEntryOf(woken, 1, CONFIG);
+    const delivered = indexEntryOf(
+      ok(
+        recordDelivery(
+          withResume(woken, (resume) => ({ ...resume, attempts: 1 })),
+          { resumeId: "rs-1", delivered: true, error: null, random: 0 },
+          at(T0 + 2_000),
+        ),
+      ).state,
+      1,
+      CONFIG,
+    );
+    expect(sendableAt(delivered, scheduled, SETTLE)).toBeNull();
+    const failed = indexEntryOf(
+      withResume(woken, (resume) => ({
+        ...resumeFields(resume),
+        state: "failed",
+        attempts: 1,
+        lastError: "HTTP 503",
+        deliveredAt: null,
+        endedAt: T0 + 1_500,
+      })),
+      1,
+      CONFIG,
+    );
+    const nowhere = indexEntryOf(
+      withResume(woken, (resume) => ({
+        ...resumeFields(resume),
+        state: "no_target",
+        deliveredAt: null,
+      })),
+      1,
+      CONFIG,
+    );
+    const quiet = indexEntryOf(
+      ok(registerRun(woken, { runId: "run-1", resumeId: "rs-1" }, T0 + 1_200)).state,
+      0,
+      CONFIG,
+    );
+    for (const entry of [failed, nowhere, quiet, listedSuspended]) {
+      expect([entry.attention, sendableAt(entry, listedSuspended, SETTLE)]).toEqual([
+        entry.attention,
+        null,
+      ]);
+    }
   });
 });

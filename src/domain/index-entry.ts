@@ -129,6 +129,30 @@ export function attentionAt(entry: IndexEntry, now: number): AttentionStatus | n
   return entry.overdueAt !== null && entry.overdueAt <= now ? "overdue" : entry.attention;
 }
 
+/**
+ * How long the entry of a session that was just woken waits before it goes out (decision 800):
+ * the run that usually registers within a second or two of the webhook makes the session quiet
+ * again, and suspended → quiet then goes out as one write instead of two (suspended → resuming →
+ * quiet), each of which moves the row in all four partial indexes.
+ */
+export const WAKE_SETTLE_MS = 5_000;
+
+/**
+ * When `entry` may be sent, given what the index was last sent; null: now. Only an entry that
+ * moves into `resuming` waits, until its resume is `settleMs` old, so a `resuming` (and, later,
+ * `overdue`) listing is late by at most `settleMs`; `failed`, `no_target` and every other change
+ * go out at once, and a resume already listed as `resuming` updates at once.
+ */
+export function sendableAt(
+  entry: IndexEntry,
+  lastSent: IndexEntry | null,
+  settleMs: number,
+): number | null {
+  if (entry.attention !== "resuming" || entry.since === null) return null;
+  if (lastSent?.attention === "resuming") return null;
+  return entry.since + settleMs;
+}
+
 /** Two entries list the same way: nothing needs sending. */
 export const sameEntry = (a: IndexEntry | null, b: IndexEntry | null): boolean =>
   a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);

@@ -42,18 +42,49 @@ export async function withSchema<T>(
   }
 }
 
+/** The columns the partial indexes hold: an entry whose keys are unchanged moves no index entry. */
+const sameKeys = (a: IndexEntry, b: IndexEntry): boolean =>
+  a.attention === b.attention && a.since === b.since && a.overdueAt === b.overdueAt;
+
 /**
  * Writes `entry` unless the row already holds a newer version or the same content. A quiet entry
  * (no attention needed) only updates a row that exists: a session that never needed attention
- * costs the index nothing. Returns the rows D1 wrote.
+ * costs the index nothing. `listed` is what the row is known to hold (the last entry this object
+ * wrote): when the keys are the same, only the detail is set, since SQLite rewrites the entry of
+ * every index whose column a `SET` names, changed or not (5 rows written → 1). Returns the rows D1
+ * wrote.
  */
 export async function upsertEntry(
   db: D1Database,
   entry: IndexEntry,
   version: number,
   now: number,
+  listed: IndexEntry | null = null,
 ): Promise<number> {
   const detail = entry.detail === null ? null : JSON.stringify(entry.detail);
+  if (entry.attention !== null && listed !== null && sameKeys(entry, listed)) {
+    // Guarded by the keys: a row that moved meanwhile (a repair, a delete) takes the full upsert.
+    const result = await withSchema(db, () =>
+      db
+        .prepare(
+          `UPDATE session_index SET version = ?3, detail = ?4, indexed_at = ?5
+           WHERE tenant = ?1 AND session_id = ?2 AND version < ?3
+             AND attention = ?6 AND since IS ?7 AND overdue_at IS ?8`,
+        )
+        .bind(
+          entry.tenant,
+          entry.id,
+          version,
+          detail,
+          now,
+          entry.attention,
+          entry.since,
+          entry.overdueAt,
+        )
+        .run(),
+    );
+    if ((result.meta.changes ?? 0) > 0) return result.meta.rows_written ?? 0;
+  }
   const statement =
     entry.attention === null
       ? db

@@ -1,17 +1,24 @@
 // Sends one session's index entry to D1 after the commits that change it, off the request path,
-// and again after a failed write or a restart. What the entry holds is the domain's; the object
-// says when it committed, loaded, or was deleted, and arms its alarm for `retryAt`.
-import { type IndexEntry, sameEntry } from "../domain/index-entry";
+// and again after a failed write or a restart. What the entry holds, and how long a wake's entry
+// waits, is the domain's; the object says when it committed, loaded, or was deleted, and arms its
+// alarm for `retryAt`.
+import { type IndexEntry, sameEntry, sendableAt, WAKE_SETTLE_MS } from "../domain/index-entry";
 import { removeEntry, upsertEntry } from "../session-index/index-store";
 
 /** Where entries go; replaceable, so a test can drop every update on the floor. */
 interface IndexWriter {
-  upsert(entry: IndexEntry, version: number, now: number): Promise<number>;
+  /** `listed`: what the row is known to hold, so an unchanged key can be left alone. */
+  upsert(
+    entry: IndexEntry,
+    version: number,
+    now: number,
+    listed: IndexEntry | null,
+  ): Promise<number>;
   remove(tenant: string, sessionId: string): Promise<void>;
 }
 
 export const d1Writer = (db: D1Database): IndexWriter => ({
-  upsert: (entry, version, now) => upsertEntry(db, entry, version, now),
+  upsert: (entry, version, now, listed) => upsertEntry(db, entry, version, now, listed),
   remove: (tenant, sessionId) => removeEntry(db, tenant, sessionId),
 });
 
@@ -37,10 +44,16 @@ export class Indexer {
   retryAt: number | null = null;
   /** D1 rows written by this object's updates since it started (for the benchmark). */
   rowsWritten = 0;
+  /** D1 upserts this object made since it started (each one statement; for the benchmark). */
+  writes = 0;
+  /** How long a wake's entry waits for the run that usually takes it. */
+  settleMs = WAKE_SETTLE_MS;
   private lastSent: IndexEntry | null = null;
   private lastVersion = 0;
   private failures = 0;
   private flushScheduled = false;
+  /** A wake's entry is held back and a flush is set for when its window ends. */
+  private held = false;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: IndexerOptions) {
@@ -61,11 +74,13 @@ export class Indexer {
 
   /**
    * After a load, or when a reader found the row stale: what the index holds is unknown, so the
-   * entry goes out now (D1 skips the write when the row already holds it).
+   * entry goes out whole with the next flush (D1 skips the write when the row already holds it).
+   * Not at once: the commit that usually follows a load (the completion that woke the object)
+   * shares the one statement, and a wake's entry still waits out its window.
    */
   resend(): void {
-    if (this.writer === null) return;
-    this.options.waitUntil(this.flush(true));
+    this.lastSent = null;
+    this.changed();
   }
 
   /** From the alarm: a failed write whose time has come is tried again. */
@@ -108,6 +123,21 @@ export class Indexer {
     return turn;
   }
 
+  /**
+   * One flush when the window ends; commits before then only re-decide. In memory only: an object
+   * closed inside the window sends its entry when it loads again (the claim, or its next timer).
+   */
+  private holdUntil(at: number): void {
+    if (this.held) return;
+    this.held = true;
+    this.options.waitUntil(
+      new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now()))).then(() => {
+        this.held = false;
+        return this.flush(false);
+      }),
+    );
+  }
+
   private flush(force: boolean): Promise<void> {
     return this.serially(async () => {
       const writer = this.writer;
@@ -115,8 +145,17 @@ export class Indexer {
       if (writer === null || entry === null) return;
       if (!force && this.retryAt === null && sameEntry(entry, this.lastSent)) return;
       const now = Date.now();
+      // The alarm's retry does not wait: its write is owed already.
+      const at = force ? null : sendableAt(entry, this.lastSent, this.settleMs);
+      if (at !== null && at > now) {
+        this.holdUntil(at);
+        return;
+      }
       try {
-        this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now);
+        // A retry does not trust `lastSent`: the failed write may have landed.
+        const listed = force ? null : this.lastSent;
+        this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now, listed);
+        this.writes += 1;
         this.lastSent = entry;
         this.retryAt = null;
         this.failures = 0;

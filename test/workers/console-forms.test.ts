@@ -134,8 +134,8 @@ describe("console pages say what is true", () => {
     const { tokens } = await suspendedOn(sid, ["h1", "h2"]);
     await complete(sid, "h1", tokens.h1!, result(0, "x"));
     await complete(sid, "h2", tokens.h2!, result(0, "y"));
-    // The index is written after the answer, the suspended state first: wait until the list shows
-    // the session with its wait met (no handles left to wait for).
+    // The index is written after the answer, the suspended state first, and a wake's entry waits
+    // its settle window (5 s): wait until the list shows the session with its wait met.
     let list = "";
     await until(async () => {
       list = await page(`/console?tenant=default`);
@@ -149,5 +149,5 @@ describe("console pages say what is true", () => {
       expect(html).toContain('<span class="muted">—</span>');
       expect(html.replaceAll('<span class="muted">—</span>', "")).not.toMatch(/[—–-]\s*</);
     }
-  });
+  }, 30_000);
 });

@@ -7,91 +7,20 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { IndexEntry } from "../../src/domain/index-entry";
 import { tenantSessionStub } from "../../src/http/context";
 import { SCHEMA_STATEMENTS, upsertEntry } from "../../src/session-index/index-store";
-import { d1Writer, type Indexer } from "../../src/session-object/indexer";
-import type { SessionObject } from "../../src/session-object/session-object";
-import { call, complete, hookUrl, result, uniqueId, until } from "../support/api";
-import { ACME_AGENT_TOKEN, AGENT_TOKEN, OPERATOR_TOKEN } from "../support/secrets";
-
-const OPERATOR = OPERATOR_TOKEN;
-const db = (): D1Database => {
-  if (env.INDEX === undefined) throw new Error("the INDEX binding is missing");
-  return env.INDEX;
-};
-
-let tenants = 0;
-/** A tenant no other test uses (a tenant is 1-64 chars of [a-z0-9-]). */
-const freshTenant = (label: string): string => {
-  tenants += 1;
-  return `${label}-${Date.now().toString(36)}-${tenants}`;
-};
-
-const list = async (query: string) => {
-  const answer = await call("GET", `/v1/ops/sessions?${query}`, { token: OPERATOR });
-  expect(answer.status).toBe(200);
-  return answer.body as {
-    sessions: Array<Record<string, any>>;
-    next: string | null;
-    counts: Record<string, number>;
-  };
-};
-
-/** The D1 row itself, bypassing the list route (which repairs what it reads). */
-const rowOf = async (tenant: string, sessionId: string) =>
-  db()
-    .prepare("SELECT * FROM session_index WHERE tenant = ?1 AND session_id = ?2")
-    .bind(tenant, sessionId)
-    .first<{ attention: string | null; version: number; detail: string | null }>();
-
-const ok = <T>(answer: { ok: true; value: T } | { ok: false; code: string; detail: string }): T => {
-  if (!answer.ok) throw new Error(`${answer.code}: ${answer.detail}`);
-  return answer.value;
-};
-
-/** A session of `tenant`, created over RPC, with jobs reserved and a run suspended on them. */
-async function suspendedIn(
-  tenant: string,
-  sid: string,
-  options: { handles?: string[]; resumeUrl?: string | null; ceilingMs?: number } = {},
-) {
-  const handles = options.handles ?? ["h"];
-  const stub = tenantSessionStub(env, tenant, sid);
-  ok(
-    await stub.create({
-      tenant,
-      id: sid,
-      resumeUrl: options.resumeUrl === undefined ? hookUrl(`${tenant}-${sid}`) : options.resumeUrl,
-      metadata: {},
-    }),
-  );
-  const tokens: Record<string, string> = {};
-  for (const handle of handles) {
-    tokens[handle] = ok(await stub.reserveJob({ handle, command: `run ${handle}` })).token;
-  }
-  const runId = ok(await stub.registerRun({ runId: null, resumeId: null })).run_id;
-  ok(await stub.suspend({ runId, handles, wake: "all", ceilingMs: options.ceilingMs ?? null }));
-  return { stub, tokens, runId };
-}
-
-/** The object's indexer, in its private kernel: element access is TypeScript's way in for a test. */
-// biome-ignore lint/complexity/useLiteralKeys: `.kernel` would not compile from outside the class
-const indexerIn = (instance: SessionObject): Indexer => instance["kernel"].indexer;
-
-const indexerOf = (stub: DurableObjectStub<SessionObject>): Promise<Indexer> =>
-  runInDurableObject(stub, indexerIn);
-
-/** Makes every index write of the object fail, as a lost update would. */
-const dropUpdates = (stub: DurableObjectStub<SessionObject>) =>
-  runInDurableObject(stub, (instance) => {
-    indexerIn(instance).writer = {
-      upsert: () => Promise.reject(new Error("index update dropped by the test")),
-      remove: () => Promise.reject(new Error("index update dropped by the test")),
-    };
-  });
-
-const restoreUpdates = (stub: DurableObjectStub<SessionObject>) =>
-  runInDurableObject(stub, (instance) => {
-    indexerIn(instance).writer = d1Writer(db());
-  });
+import { call, complete, result, uniqueId, until } from "../support/api";
+import { ACME_AGENT_TOKEN, AGENT_TOKEN } from "../support/secrets";
+import {
+  db,
+  dropUpdates,
+  freshTenant,
+  indexerOf,
+  list,
+  OPERATOR,
+  ok,
+  restoreUpdates,
+  rowOf,
+  suspendedIn,
+} from "../support/session-index";
 
 beforeAll(async () => {
   await db().batch(SCHEMA_STATEMENTS.map((statement) => db().prepare(statement)));
@@ -154,7 +83,7 @@ describe("the session index", () => {
       // The row stays, quiet, so its version still orders later updates.
       expect(await rowOf(tenant, sid)).toMatchObject({ attention: null, detail: null });
     });
-  });
+  }, 30_000);
 
   it("each status lists its own sessions, the counts cover the tenant, and quiet sessions are not listed", async () => {
     const tenant = freshTenant("mix");
@@ -223,7 +152,7 @@ describe("the session index", () => {
     const everywhere = await list("status=suspended&limit=500");
     expect(everywhere.sessions.map((s) => s.id)).toContain(name("elsewhere"));
     expect(everywhere.counts.suspended).toBeGreaterThanOrEqual(3);
-  });
+  }, 30_000);
 
   it("pages follow a cursor, oldest first, and list every session exactly once", async () => {
     const tenant = freshTenant("pages");
@@ -317,6 +246,31 @@ describe("index updates are ordered and idempotent", () => {
     expect(await rowOf("versions", sid)).toMatchObject({ version: 31 });
   });
 
+  it("an entry whose status, since and overdue time are what the row holds writes the row alone, and one the row does not hold writes the whole entry", async () => {
+    const sid = uniqueId("keys");
+    const listed = entry(sid, ["a", "b"]);
+    // The same keys as `listed` (the helper's overdue time moves with the clock).
+    const keyed = (waitingFor: string[]): IndexEntry => ({
+      ...entry(sid, waitingFor),
+      overdueAt: listed.overdueAt,
+    });
+    // The row, its two attention entries and its two overdue entries.
+    expect(await upsertEntry(db(), listed, 10, Date.now())).toBe(5);
+    // Only the detail moves: no index entry is rewritten.
+    expect(await upsertEntry(db(), keyed(["b"]), 11, Date.now(), listed)).toBe(1);
+    expect(JSON.parse((await rowOf("versions", sid))?.detail ?? "null").waiting_for).toEqual(["b"]);
+    // A row that moved meanwhile (here: deleted, as a repair would) is written whole.
+    await db()
+      .prepare("DELETE FROM session_index WHERE tenant = ?1 AND session_id = ?2")
+      .bind("versions", sid)
+      .run();
+    expect(await upsertEntry(db(), keyed([]), 12, Date.now(), listed)).toBe(5);
+    expect(await rowOf("versions", sid)).toMatchObject({ attention: "suspended", version: 12 });
+    // And an older version never lands, by either road.
+    expect(await upsertEntry(db(), keyed(["z"]), 11, Date.now(), keyed([]))).toBe(0);
+    expect(JSON.parse((await rowOf("versions", sid))?.detail ?? "null").waiting_for).toEqual([]);
+  });
+
   it("a quiet entry for a session the index never listed writes no row", async () => {
     const sid = uniqueId("quiet");
     const quiet: IndexEntry = {
@@ -391,7 +345,7 @@ describe("the index is repaired when an update is lost", () => {
         inbox_pending: 1,
       });
     });
-  });
+  }, 30_000);
 
   it("the list checks a stale-looking row against its object, lists the truth, and fixes the row", async () => {
     const tenant = freshTenant("on-read");
