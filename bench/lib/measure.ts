@@ -1,5 +1,6 @@
 // The two phases every cell is measured in: sequential (one call at a time, for latency) and
 // concurrent (a fixed number in flight, for rates, CPU and memory), each after a warm-up.
+import { setTimeout as sleep } from "node:timers/promises";
 import { wallNow } from "./arrivals-host";
 import { cpuSeconds, rssMiB, settle } from "./proc";
 import { percentile } from "./stats";
@@ -34,6 +35,13 @@ export async function floorOf(
  * Wakes sessions one at a time, each after the previous one resumed: send → accepted and
  * send → resumed. The warm-up sessions are woken the same way and not counted.
  */
+/** Waits out the work a system still does after its last resume (the rates are already taken). */
+async function deferredWork(system: WakeSystem): Promise<void> {
+  if (system.deferredMs === undefined) return;
+  await sleep(system.deferredMs);
+  await settle(system.pids);
+}
+
 export async function sequentialWakes(
   system: WakeSystem,
   samples: number,
@@ -53,6 +61,7 @@ export async function sequentialWakes(
     accepted.push(t1 - t0);
     resumed.push(at - t0);
   }
+  await deferredWork(system);
   return {
     samples: accepted.length,
     "accept p50": percentile(accepted, 50),
@@ -85,6 +94,7 @@ export async function concurrentWakes(
   await pool(keys, concurrency, (key) => system.wake(key));
   const acceptedAt = wallNow();
   const resumedAt = Math.max(...(await Promise.all(keys.map((key) => system.resumedAt(key)))));
+  await deferredWork(system);
   const cpu = cpuSeconds(system.pids()) - cpuBefore;
   const client = process.cpuUsage(clientBefore);
   return {
