@@ -43,6 +43,12 @@ export interface IndexEntry {
   readonly overdueAt: number | null;
   /** Null when `attention` is null: nothing of a quiet session is listed, so nothing is sent for it. */
   readonly detail: IndexDetail | null;
+  /**
+   * A wake whose entry may wait out the settle window (`sendableAt`): one a finished command
+   * caused. An expired wait's is not held: an operator's expire-wait is listed at once, and a
+   * ceiling firing is rare enough to pay its own write.
+   */
+  readonly settles?: true;
 }
 
 /**
@@ -104,6 +110,9 @@ export function indexEntryOf(
     attention,
     since,
     overdueAt,
+    ...(attention === "resuming" && resume?.reason !== "background_exec_wait_expired"
+      ? { settles: true as const }
+      : {}),
     detail: {
       session_status: status,
       ceiling_at: wait?.ceilingAt ?? null,
@@ -141,15 +150,23 @@ export const WAKE_SETTLE_MS = 5_000;
  * When `entry` may be sent, given what the index was last sent; null: now. Only an entry that
  * moves into `resuming` waits, until its resume is `settleMs` old, so a `resuming` (and, later,
  * `overdue`) listing is late by at most `settleMs`; `failed`, `no_target` and every other change
- * go out at once, and a resume already listed as `resuming` updates at once.
+ * go out at once, and a resume already listed as `resuming` (or redelivered after a `failed` or
+ * `no_target` one) updates at once.
  */
 export function sendableAt(
   entry: IndexEntry,
   lastSent: IndexEntry | null,
   settleMs: number,
 ): number | null {
-  if (entry.attention !== "resuming" || entry.since === null) return null;
-  if (lastSent?.attention === "resuming") return null;
+  if (entry.attention !== "resuming" || entry.since === null || entry.settles !== true) return null;
+  // Listed as resuming already, or as a resume that ended (an operator's redeliver of a failed or
+  // unreachable one): the list must not go on offering what was just done.
+  if (
+    lastSent?.attention === "resuming" ||
+    lastSent?.attention === "failed" ||
+    lastSent?.attention === "no_target"
+  )
+    return null;
   return entry.since + settleMs;
 }
 

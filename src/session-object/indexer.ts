@@ -83,10 +83,28 @@ export class Indexer {
     this.changed();
   }
 
-  /** From the alarm: a failed write whose time has come is tried again. */
-  async retryDue(now: number): Promise<void> {
-    if (this.retryAt === null || this.retryAt > now) return;
-    await this.flush(true);
+  /**
+   * When the object's alarm must fire for the index: a failed write's retry, or the end of a wake's
+   * window. The window is thus kept by the alarm too, not only by this object's timer: an object
+   * closed or restarted inside it still lists its session `resuming` when it ends. `keys` is the
+   * entry without its inbox count (what `sendableAt` reads). The alarm a wake's commit arms anyway
+   * takes that time, so a run that claims within the window costs no alarm move of its own.
+   */
+  alarmAt(keys: IndexEntry | null): number | null {
+    const held =
+      this.writer === null || keys === null ? null : sendableAt(keys, this.lastSent, this.settleMs);
+    if (held === null) return this.retryAt;
+    return this.retryAt === null ? held : Math.min(held, this.retryAt);
+  }
+
+  /** From the alarm: a failed write whose time has come is tried again, a held one sent. */
+  async retryDue(now: number, keys: IndexEntry | null): Promise<void> {
+    if (this.retryAt !== null && this.retryAt <= now) {
+      await this.flush(true);
+      return;
+    }
+    const held = this.alarmAt(keys);
+    if (held !== null && held <= now) await this.flush(false);
   }
 
   /** The session was deleted: its row goes, after any write already on its way. */
@@ -141,17 +159,19 @@ export class Indexer {
   private flush(force: boolean): Promise<void> {
     return this.serially(async () => {
       const writer = this.writer;
-      const entry = this.options.entry();
-      if (writer === null || entry === null) return;
-      if (!force && this.retryAt === null && sameEntry(entry, this.lastSent)) return;
+      if (writer === null) return;
       const now = Date.now();
-      // The alarm's retry does not wait: its write is owed already.
-      const at = force ? null : sendableAt(entry, this.lastSent, this.settleMs);
-      if (at !== null && at > now) {
-        this.holdUntil(at);
-        return;
-      }
       try {
+        // Read inside the try: a read that fails (SQLite out of memory) is retried like a write.
+        const entry = this.options.entry();
+        if (entry === null) return;
+        if (!force && this.retryAt === null && sameEntry(entry, this.lastSent)) return;
+        // The alarm's retry does not wait: its write is owed already.
+        const at = force ? null : sendableAt(entry, this.lastSent, this.settleMs);
+        if (at !== null && at > now) {
+          this.holdUntil(at);
+          return;
+        }
         // A retry does not trust `lastSent`: the failed write may have landed.
         const listed = force ? null : this.lastSent;
         this.rowsWritten += await writer.upsert(entry, this.nextVersion(now), now, listed);

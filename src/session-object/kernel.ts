@@ -429,9 +429,11 @@ export class Kernel {
   }
 
   armAlarm(inAlarm: boolean, floorMs = 1): Promise<void> {
-    // The index retry only arms the alarm: it is no timer of the session (see `dueNow`).
+    // The index's retry and a wake's window only arm the alarm: they are no timers of the session
+    // (see `dueNow`).
     const due = () => {
-      const times = [this.nextDue(), this.indexer.retryAt, this.sweepDueAt].filter(
+      const index = this.indexer.alarmAt(this.indexKeys());
+      const times = [this.nextDue(), index, this.sweepDueAt].filter(
         (time): time is number => time !== null,
       );
       return times.length === 0 ? null : Math.min(...times);
@@ -448,6 +450,11 @@ export class Kernel {
         setTimeout(() => this.armAlarmInBackground(), ARM_AGAIN_MS);
       }),
     );
+  }
+
+  /** The index entry's status and times, without counting the inbox (what timing needs). */
+  indexKeys(): IndexEntry | null {
+    return this.current === null ? null : indexEntryOf(this.current, 0, this.config);
   }
 
   /** The entry of the index (the inbox is counted only for a session that is listed). */

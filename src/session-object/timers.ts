@@ -61,7 +61,7 @@ export async function alarm(k: Kernel): Promise<void> {
     return;
   }
   await runDueTimers(k);
-  await k.indexer.retryDue(Date.now());
+  await k.indexer.retryDue(Date.now(), k.indexKeys());
   // An attempt held back by a POST on the wire (a request's) is due when that POST must have
   // ended (`nextDue`); the step that started it runs the timers as soon as it does.
   await k.armAlarm(true);
