@@ -16,11 +16,16 @@
 // src/workerd/util/sqlite.c++). The strings are built once per isolate and interned there; an object
 // converts each once, when it makes its database, and holds no copy of it.
 
-/** workerd's cache of prepared strings evicts once their total length passes this (1 MiB). */
-const CACHE_LIMIT = 1024 * 1024;
-/** Under SQLite's 100,000-byte limit on one SQL text, as workerd sets it. */
-const FILLER_LENGTH = 99_900;
-const FILLERS: readonly string[] = Array.from(
+/**
+ * workerd's cache of prepared strings evicts once their total length passes this (1 MiB), and
+ * SQLite refuses SQL text longer than the other (100,000 bytes), as workerd 1.20260426.1 sets them
+ * (the pinned version; an upgrade must read them again). `test/e2e/schema-released.test.ts` reads
+ * SQLite's heap to see that the release still frees what it says.
+ */
+export const WORKERD_LIMITS = { statementCache: 1024 * 1024, sqlText: 100_000 } as const;
+const CACHE_LIMIT = WORKERD_LIMITS.statementCache;
+const FILLER_LENGTH = WORKERD_LIMITS.sqlText - 100;
+export const FILLERS: readonly string[] = Array.from(
   { length: Math.floor(CACHE_LIMIT / FILLER_LENGTH) + 1 },
   (_, index) => `SELECT ${index};`.padEnd(FILLER_LENGTH, " "),
 );
@@ -28,17 +33,24 @@ const FILLERS: readonly string[] = Array.from(
 /** The strings still prepared right after a release: the fillers the cache had room for. */
 export const LEFT_PREPARED: readonly string[] = FILLERS.slice(1);
 
+/** What runs the fillers: an object's `SqlStorage` (its `exec` keeps each string prepared). */
+interface Exec {
+  exec(query: string): unknown;
+}
+
 /**
  * Drops every statement workerd keeps prepared for this object, so the strings run only once (a
  * new database's schema) leave SQLite's heap; the next run of any other string prepares it again.
  * `held`, the object's own list of what it keeps prepared, is brought in line.
  */
-export function releasePrepared(sql: SqlStorage, held: Set<string>): void {
+export function releasePrepared(sql: Exec, held: Set<string>): void {
   try {
     for (const filler of FILLERS) sql.exec(filler);
-  } catch {
-    // Only SQLite's heap running out can refuse a `SELECT`: the statements stay prepared, and the
-    // request goes on to meet that shortage (or not) where it is answered (http/unavailable.ts).
+  } catch (error) {
+    // SQLite's heap running out is what can refuse a `SELECT`: the statements stay prepared, and
+    // the request goes on to meet that shortage (or not) where it is answered (http/unavailable.ts).
+    // Anything else is a bug of ours, and says so.
+    if (!/SQLITE_NOMEM|out of memory/i.test(String(error))) throw error;
     return;
   }
   held.clear();
