@@ -27,6 +27,12 @@ const FLUSH_DELAY_MS = 100;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 5 * 60 * 1_000;
 const REMOVE_ATTEMPTS = 3;
+/**
+ * The alarm kept for a held entry fires this long after its window: the live object's own timer
+ * sends the entry first and moves the alarm on, so only an object that did not live to send it
+ * (closed or restarted inside the window) costs an alarm invocation.
+ */
+const ALARM_GRACE_MS = 2_000;
 
 interface IndexerOptions {
   /** Null when the index is off (`INDEX_UPDATES=off`, or no `INDEX` binding). */
@@ -34,8 +40,8 @@ interface IndexerOptions {
   /** The session's entry now; null when there is no session. */
   readonly entry: () => IndexEntry | null;
   readonly waitUntil: (promise: Promise<unknown>) => void;
-  /** A write failed and `retryAt` moved: the object re-arms its alarm. */
-  readonly retryScheduled: () => void;
+  /** What the alarm must wait for moved (a failed write's retry, a held entry sent): re-arm it. */
+  readonly rearm: () => void;
 }
 
 export class Indexer {
@@ -91,10 +97,10 @@ export class Indexer {
    * takes that time, so a run that claims within the window costs no alarm move of its own.
    */
   alarmAt(keys: IndexEntry | null): number | null {
-    const held =
-      this.writer === null || keys === null ? null : sendableAt(keys, this.lastSent, this.settleMs);
-    if (held === null) return this.retryAt;
-    return this.retryAt === null ? held : Math.min(held, this.retryAt);
+    const held = this.heldUntil(keys);
+    const fallback = held === null ? null : held + ALARM_GRACE_MS;
+    if (fallback === null) return this.retryAt;
+    return this.retryAt === null ? fallback : Math.min(fallback, this.retryAt);
   }
 
   /** From the alarm: a failed write whose time has come is tried again, a held one sent. */
@@ -103,8 +109,14 @@ export class Indexer {
       await this.flush(true);
       return;
     }
-    const held = this.alarmAt(keys);
+    const held = this.heldUntil(keys);
     if (held !== null && held <= now) await this.flush(false);
+  }
+
+  /** When a wake's entry, held back, may go out; null when none is held. */
+  private heldUntil(keys: IndexEntry | null): number | null {
+    if (this.writer === null || keys === null) return null;
+    return sendableAt(keys, this.lastSent, this.settleMs);
   }
 
   /** The session was deleted: its row goes, after any write already on its way. */
@@ -149,10 +161,14 @@ export class Indexer {
     if (this.held) return;
     this.held = true;
     this.options.waitUntil(
-      new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now()))).then(() => {
-        this.held = false;
-        return this.flush(false);
-      }),
+      new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now()))).then(
+        async () => {
+          this.held = false;
+          await this.flush(false);
+          // Sent: the alarm waiting as this hold's fallback moves on before it fires.
+          this.options.rearm();
+        },
+      ),
     );
   }
 
@@ -187,7 +203,7 @@ export class Indexer {
           `index: update failed (${this.failures} in a row); retrying in ${backoff} ms`,
           error,
         );
-        this.options.retryScheduled();
+        this.options.rearm();
       }
     });
   }

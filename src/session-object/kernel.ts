@@ -120,7 +120,7 @@ export class Kernel {
       writer: env.INDEX === undefined || env.INDEX_UPDATES === "off" ? null : d1Writer(env.INDEX),
       entry: () => this.indexEntryNow(),
       waitUntil: (promise) => state.waitUntil(promise),
-      retryScheduled: () => this.armAlarmInBackground(),
+      rearm: () => this.armAlarmInBackground(),
     });
   }
 

@@ -32,7 +32,7 @@ describe("the index after a wake, when things go wrong", () => {
     );
     // Nobody touches the object again (the agent host got its webhook and is slow, or crashed).
     // The operators' bound (docs/operators.md): `resuming` once the 5 s window ends.
-    await sleep(Math.max(0, createdAt + WAKE_SETTLE_MS + 3_000 - Date.now()));
+    await sleep(Math.max(0, createdAt + WAKE_SETTLE_MS + 5_000 - Date.now()));
     const resuming = await list(`tenant=${tenant}&status=resuming`);
     const suspended = await list(`tenant=${tenant}&status=suspended`);
     // The object's alarm, armed for the window's end with the wake's own commit, wrote it.

@@ -77,7 +77,7 @@ describe("the index after a wake", () => {
 
   it("a session whose agent never claims is listed suspended within its window, resuming once it ends, and overdue after the claim timeout", async () => {
     const tenant = freshTenant("never-claims");
-    const claimTimeoutMs = WAKE_SETTLE_MS + 2_000;
+    const claimTimeoutMs = WAKE_SETTLE_MS + 5_000;
     const { stub, tokens } = await suspendedIn(tenant, "s");
     // A short claim timeout for this object only (the pool's is the 10 min default).
     await runInDurableObject(stub, (instance) => {
@@ -92,8 +92,6 @@ describe("the index after a wake", () => {
     expect((await complete("s", "h", tokens.h ?? "", result(0, "done"))).status).toBe(202);
     await until(async () => expect((await resumeOf(stub))?.state).toBe("delivered"));
     const createdAt = Date.parse((await resumeOf(stub)).created_at);
-    // The alarm that would redeliver at the claim timeout is late: nothing moves the entry again.
-    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
 
     // Inside the window the row still says suspended.
     while (Date.now() < createdAt + WAKE_SETTLE_MS - 500) {
@@ -109,6 +107,8 @@ describe("the index after a wake", () => {
       expect(counts).toMatchObject({ suspended: 0, resuming: 1, overdue: 0 });
     }, 5_000);
     expect(Date.now()).toBeGreaterThanOrEqual(createdAt + WAKE_SETTLE_MS);
+    // The alarm that would redeliver at the claim timeout is late: nothing moves the entry again.
+    await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
 
     await until(async () => {
       const { sessions, counts } = await list(`tenant=${tenant}&status=overdue`);
