@@ -16,6 +16,8 @@
 // src/workerd/util/sqlite.c++). The strings are built once per isolate and interned there; an object
 // converts each once, when it makes its database, and holds no copy of it.
 
+import { unavailableReason } from "../http/unavailable";
+
 /**
  * workerd's cache of prepared strings evicts once their total length passes this (1 MiB), and
  * SQLite refuses SQL text longer than the other (100,000 bytes), as workerd 1.20260426.1 sets them
@@ -47,10 +49,10 @@ export function releasePrepared(sql: Exec, held: Set<string>): void {
   try {
     for (const filler of FILLERS) sql.exec(filler);
   } catch (error) {
-    // SQLite's heap running out is what can refuse a `SELECT`: the statements stay prepared, and
-    // the request goes on to meet that shortage (or not) where it is answered (http/unavailable.ts).
-    // Anything else is a bug of ours, and says so.
-    if (!/SQLITE_NOMEM|out of memory/i.test(String(error))) throw error;
+    // Storage that cannot serve now (SQLite's heap spent) is what can refuse a `SELECT`: the
+    // statements stay prepared, and the request goes on to meet that shortage (or not) where it
+    // is answered 503. Anything else is a bug of ours, and says so.
+    if (unavailableReason(error) === null) throw error;
     return;
   }
   held.clear();

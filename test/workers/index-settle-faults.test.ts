@@ -41,6 +41,29 @@ describe("the index after a wake, when things go wrong", () => {
     expect(resuming.sessions.map((s) => s.id)).toEqual(["s"]);
   }, 60_000);
 
+  it("a woken session nobody claims is listed resuming by its live object's timer, and its alarm does not fire for it", async () => {
+    const tenant = freshTenant("unclaimed");
+    const { stub, tokens } = await suspendedIn(tenant, "s");
+    await until(async () =>
+      expect(await rowOf(tenant, "s")).toMatchObject({ attention: "suspended" }),
+    );
+    const alarms = () =>
+      runInDurableObject(stub, (instance) => {
+        // biome-ignore lint/complexity/useLiteralKeys: the kernel is private to the class
+        return (instance["kernel"] as { stats(): { alarms: number } }).stats().alarms;
+      });
+    const before = await alarms();
+    expect((await complete("s", "h", tokens.h ?? "", result(0, "done"))).status).toBe(202);
+    const view = ok(await stub.view()) as { resume: { created_at: string } };
+    // Past the window and the 2 s the alarm waits after it as the fallback.
+    await sleep(
+      Math.max(0, Date.parse(view.resume.created_at) + WAKE_SETTLE_MS + 3_500 - Date.now()),
+    );
+    expect((await rowOf(tenant, "s"))?.attention).toBe("resuming");
+    // The timer moved the alarm on to the claim timeout: an unclaimed wake costs no invocation.
+    expect(await alarms()).toBe(before);
+  }, 60_000);
+
   it("an operator's redeliver is listed within the 100 ms batch (only a wake waits)", async () => {
     const tenant = freshTenant("rv-redeliver");
     const key = `${tenant}-s`;
