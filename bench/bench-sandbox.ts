@@ -1,18 +1,27 @@
 // `npm run bench:sandbox`, also part of `npm run bench`: what the runner's sandbox adds to a short
 // exec_command — `true` through the process table's own launch path, without the sandbox, in
 // bwrap, and in bwrap with the per-command cgroups main.ts uses. Samples of the three interleave.
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { probeBwrap } from "../runner/src/bwrap";
 import { cgroupRoots, removeRoots } from "../runner/src/cgroup";
 import { ProcessTable } from "../runner/src/process-table";
-import { DEFAULT_LIMITS, type SandboxMode } from "../runner/src/sandbox-settings";
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_SANDBOX_USER,
+  type SandboxMode,
+} from "../runner/src/sandbox-settings";
+import { buildSeccompFilter } from "../runner/src/seccomp";
 import { say, table } from "./lib/report";
 import { percentile } from "./lib/stats";
 
 const SAMPLES = 200;
+/** What main.ts runs commands as, and with, on this machine. */
+const SANDBOX_USER = process.getuid?.() === 0 ? DEFAULT_SANDBOX_USER : null;
+const FILTER = buildSeccompFilter();
+const SECCOMP = FILTER.ok ? FILTER.program : null;
 const WARMUP = 20;
 
 function tableFor(
@@ -23,7 +32,16 @@ function tableFor(
   const workRoot = join(root, "work");
   return new ProcessTable({
     launch: {
-      sandbox: { mode, network: "none", workRoot, limits: DEFAULT_LIMITS, warning: null },
+      sandbox: {
+        mode,
+        network: "none",
+        workRoot,
+        limits: DEFAULT_LIMITS,
+        user: mode === "bwrap" ? SANDBOX_USER : null,
+        readOnly: [],
+        seccomp: mode === "bwrap" ? SECCOMP : null,
+        warning: null,
+      },
       cgroups,
       stateDir: join(root, "state"),
     },
@@ -32,12 +50,14 @@ function tableFor(
 
 export async function benchSandbox(samples = SAMPLES): Promise<void> {
   say("### The runner's sandbox per command (`npm run bench:sandbox`)");
-  const probe = probeBwrap();
+  const probe = probeBwrap(SANDBOX_USER, SECCOMP);
   if (!probe.works) {
     say(`Skipped: ${probe.why}.`);
     return;
   }
   const root = mkdtempSync(join(tmpdir(), "exec-inbox-bench-sandbox-"));
+  // The sandbox's user passes through it to its workspace.
+  chmodSync(root, 0o711);
   const cgroups = cgroupRoots();
   const none = { memory: null, pids: null };
   const variants = [

@@ -4,10 +4,11 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type BwrapProbe, bwrapArgs, probeBwrap } from "./bwrap";
+import { bwrapArgs, dropTo, probeBwrap } from "./bwrap";
 import { type CgroupRoots, CommandCgroup } from "./cgroup";
 import { spawnInGroup } from "./process-group";
-import { DEFAULT_LIMITS, type SandboxSettings } from "./sandbox-settings";
+import { DEFAULT_LIMITS, DEFAULT_SANDBOX_USER, type SandboxSettings } from "./sandbox-settings";
+import { buildSeccompFilter } from "./seccomp";
 import { placeCommand } from "./workspaces";
 
 export interface LaunchPlan {
@@ -34,7 +35,7 @@ const JOIN_AND_EXEC = `for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 
 
 const BASH = ["/bin/bash", "--norc", "--noprofile", "-c"];
 
-let probed: BwrapProbe | undefined;
+let embedded: SandboxSettings | undefined;
 
 const THROWAWAY_ROOT = /^exec-inbox-runner-work-(\d+)$/;
 
@@ -60,23 +61,36 @@ function sweepThrowawayRoots(): void {
  */
 export function embeddedPlan(stateDir?: string): Omit<LaunchPlan, "env"> {
   const workRoot = join(tmpdir(), `exec-inbox-runner-work-${process.pid}`);
-  if (probed === undefined) {
-    probed = probeBwrap();
-    process.once("exit", () => rmSync(workRoot, { recursive: true, force: true }));
-    sweepThrowawayRoots();
-  }
-  return {
-    sandbox: {
+  if (embedded === undefined) {
+    const user = process.getuid?.() === 0 ? DEFAULT_SANDBOX_USER : null;
+    const filter = buildSeccompFilter();
+    const seccomp = filter.ok ? filter.program : null;
+    const probed = probeBwrap(user, seccomp);
+    embedded = {
       mode: probed.works ? "bwrap" : "none",
       network: "none",
       workRoot,
       limits: DEFAULT_LIMITS,
+      user: probed.works ? user : null,
+      readOnly: [],
+      seccomp: probed.works ? seccomp : null,
       warning: probed.works ? null : `commands run WITHOUT a sandbox: ${probed.why}`,
-    },
+    };
+    process.once("exit", () => rmSync(workRoot, { recursive: true, force: true }));
+    sweepThrowawayRoots();
+  }
+  return {
+    sandbox: embedded,
     cgroups: { memory: null, pids: null },
     stateDir: stateDir ?? workRoot,
   };
 }
+
+/**
+ * dash enters `workdir` inside the sandbox and runs the rest only if the directory it reached is
+ * in the workspace: a symlink swapped in after the runner's check cannot take the command out.
+ */
+const ENTER_WORKDIR = `cd -P -- "$1" 2>/dev/null && case "$(pwd -P)/" in "$2"/*) shift 2; exec "$@";; esac; echo "workdir $1 is outside the command's workspace: the command did not run" >&2; exit 125`;
 
 export function launch(
   plan: LaunchPlan,
@@ -88,29 +102,32 @@ export function launch(
   const sandboxed = sandbox.mode === "bwrap";
   const placed =
     sandboxed || request.workspace !== undefined
-      ? placeCommand(sandbox.workRoot, request.workspace, request.workdir)
+      ? placeCommand(sandbox.workRoot, request.workspace, request.workdir, sandbox.user)
       : null;
   const cgroup = new CommandCgroup(cgroups, name, sandbox.limits);
   const inner =
     sandboxed && placed !== null
       ? [
+          ...(sandbox.user === null ? [] : dropTo(sandbox.user)),
           "bwrap",
           ...bwrapArgs({
             network: sandbox.network,
             workspace: placed.workspace,
-            cwd: placed.cwd,
             // Parents first: a tmpfs over a parent would cover one mounted on its child.
             // Absolute: bwrap reads a relative mount point against its new root, not our cwd.
-            hidden: [
-              resolve(plan.stateDir),
-              resolve(sandbox.workRoot),
-              ...(sandbox.network === "none" ? ["/run"] : []),
-            ]
-              .filter((dir) => existsSync(dir))
+            // Only those a read-only mount would show (RUNNER_SANDBOX_READ_ONLY, /etc, /usr).
+            hidden: [resolve(plan.stateDir), resolve(sandbox.workRoot)]
+              .filter((dir) => existsSync(dir) && shownReadOnly(dir, sandbox.readOnly))
               .sort((a, b) => a.length - b.length),
             tmpBytes: sandbox.limits.diskBytes,
+            readOnly: sandbox.readOnly,
+            seccomp: sandbox.seccomp !== null,
           }),
         ]
+      : [];
+  const enter =
+    placed !== null && placed.cwd !== placed.workspace
+      ? ["/bin/sh", "-c", ENTER_WORKDIR, "sh", placed.cwd, placed.workspace]
       : [];
   const argv = [
     "/bin/sh",
@@ -120,6 +137,7 @@ export function launch(
     ...cgroup.procsFiles,
     "--",
     ...inner,
+    ...enter,
     ...BASH,
     command,
   ];
@@ -127,7 +145,22 @@ export function launch(
     FSIZE_BLOCKS: String(Math.ceil(sandbox.limits.diskBytes / 512)),
     AS_KIB: cgroup.memoryDir === null ? String(Math.ceil(sandbox.limits.memoryBytes / 1024)) : "",
   };
-  const cwd = sandboxed ? placed?.workspace : (placed?.cwd ?? request.workdir);
-  const child = spawnInGroup(argv, cwd, { ...plan.env, ...limits });
+  // Inside the sandbox the runner's $HOME and $TMPDIR are not there: the workspace and /tmp are.
+  const home: Record<string, string> =
+    sandboxed && placed !== null ? { HOME: placed.workspace, TMPDIR: "/tmp" } : {};
+  const cwd = placed?.workspace ?? request.workdir;
+  const child = spawnInGroup(
+    argv,
+    cwd,
+    { ...plan.env, ...home, ...limits },
+    sandboxed ? sandbox.seccomp : null,
+  );
   return { child, cgroup, workspace: placed?.workspace ?? null };
+}
+
+/** True when `dir` is inside a directory the sandbox shows read-only. */
+function shownReadOnly(dir: string, readOnly: readonly string[]): boolean {
+  return ["/usr", "/etc", ...readOnly].some(
+    (shown) => dir === shown || dir.startsWith(shown.endsWith("/") ? shown : `${shown}/`),
+  );
 }

@@ -2,12 +2,15 @@
 // session on request. When to end one, and what its exit means, is left to the process table.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import type { Writable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 
 export function spawnInGroup(
   argv: readonly string[],
   workdir: string | undefined,
   env: Record<string, string>,
+  /** Bytes the program reads on fd 3 (the sandbox's seccomp filter), if any. */
+  fd3: Uint8Array | null = null,
 ): ChildProcessWithoutNullStreams {
   // detached: setsid, so the shell leads a new session and group whose id is its pid. `sleep | cat`
   // share the group; a job moved to a group of its own (`set -m`) stays in the session. Only a
@@ -17,12 +20,25 @@ export function spawnInGroup(
   // (launch.ts passes those flags.)
   const [file, ...args] = argv;
   if (file === undefined) throw new Error("spawnInGroup needs a program");
-  return spawn(file, args, {
+  if (fd3 === null) {
+    return spawn(file, args, {
+      cwd: workdir,
+      env,
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+  }
+  const child = spawn(file, args, {
     cwd: workdir,
     env,
     detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
   });
+  const extra = child.stdio[3] as Writable;
+  // A reader that exits before reading (a failed exec) closes it: nothing to report from here.
+  extra.on("error", () => {});
+  extra.end(fd3);
+  return child as unknown as ChildProcessWithoutNullStreams;
 }
 
 /**

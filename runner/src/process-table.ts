@@ -199,7 +199,7 @@ export class ProcessTable {
             watched,
             { ...limits, wallMs: Infinity },
             Date.now(),
-            true,
+            "final",
           );
         }
         removeWhenEmpty(cgroup);

@@ -2,9 +2,10 @@
 // Printing the refusal and exiting is left to main.ts.
 import { join } from "node:path";
 import { MAX_PART_BYTES } from "../../shared/full-output";
-import { type BwrapProbe, probeBwrap } from "./bwrap";
+import { type BwrapProbe, probeBwrap, type SandboxUser } from "./bwrap";
 import { DEFAULT_MAX_FULL_OUTPUT_BYTES, DEFAULT_PART_BYTES } from "./output-spool";
 import { readSandboxSettings, type SandboxSettings } from "./sandbox-settings";
+import { buildSeccompFilter } from "./seccomp";
 
 export const DEV_RUNNER_TOKEN = "dev-runner-token";
 
@@ -53,7 +54,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 export function readSettings(
   env: NodeJS.ProcessEnv,
   home: string,
-  probe: () => BwrapProbe = probeBwrap,
+  probe: (user: SandboxUser | null, seccomp: Uint8Array | null) => BwrapProbe = probeBwrap,
 ): SettingsResult {
   const host = env.RUNNER_HOST || "127.0.0.1";
   const tokens = (env.RUNNER_TOKENS ?? DEV_RUNNER_TOKEN)
@@ -98,7 +99,13 @@ export function readSettings(
   }
   const invalid = Object.values(numbers).find((value) => typeof value === "string");
   if (typeof invalid === "string") return { ok: false, error: invalid };
-  const sandbox = readSandboxSettings(env, stateBase(env, home), isLoopback(host), probe);
+  const sandbox = readSandboxSettings(
+    env,
+    stateBase(env, home),
+    isLoopback(host),
+    probe,
+    buildSeccompFilter,
+  );
   if (!sandbox.ok) return sandbox;
   return {
     ok: true,

@@ -1,7 +1,8 @@
 // One working directory per agent session under RUNNER_WORK_ROOT, created on first use, so two
 // agents' files never meet. Which name a command belongs to is the caller's (exec_command's field).
-import { mkdirSync, realpathSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { chmodSync, lchownSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import type { SandboxUser } from "./bwrap";
 
 /** Commands that name no workspace share this one; `@` is outside a session id's charset. */
 export const SHARED_WORKSPACE = "@shared";
@@ -31,22 +32,46 @@ function realExisting(path: string): string {
 }
 
 export interface Placement {
+  /** Its real path: the sandbox binds it there, and the workdir check compares against it. */
   readonly workspace: string;
   readonly cwd: string;
 }
 
-/** The workspace directory (created, owner-only) and the command's cwd: `workdir` is read inside it. */
+/** The first directory on the way to `path` that `user` may not pass through, or null. */
+export function blockedOnTheWay(path: string, user: SandboxUser): string | null {
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    const stat = statSync(dir, { throwIfNoEntry: false });
+    if (stat !== undefined) {
+      const bit = stat.uid === user.uid ? 0o100 : stat.gid === user.gid ? 0o010 : 0o001;
+      if ((stat.mode & bit) === 0) return dir;
+    }
+    if (dir === dirname(dir)) return null;
+  }
+}
+
+/**
+ * The workspace directory (created, owner-only, owned by the sandbox's user where there is one)
+ * and the command's cwd: `workdir` is read inside it. The work root lets others pass, not list:
+ * the sandbox's user must reach its own workspace to bind it.
+ */
 export function placeCommand(
   workRoot: string,
   name: string | undefined,
   workdir: string | undefined,
+  owner: SandboxUser | null = null,
 ): Placement {
   const chosen = name ?? SHARED_WORKSPACE;
   if (chosen !== SHARED_WORKSPACE && !isWorkspaceName(chosen)) {
     throw new Error(`workspace ${JSON.stringify(chosen)} is not a session id`);
   }
-  const workspace = join(resolve(workRoot), chosen);
+  mkdirSync(workRoot, { recursive: true, mode: 0o711 });
+  const workspace = join(realpathSync(workRoot), chosen);
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  if (owner !== null) {
+    chmodSync(workRoot, 0o711);
+    // Only the directory: what older runners' commands left in it as root stays root's.
+    lchownSync(workspace, owner.uid, owner.gid);
+  }
   // Relative to the workspace, or absolute inside it; `..` and symlinks may not lead out of it.
   const cwd = workdir === undefined ? workspace : resolve(workspace, workdir);
   if (!within(workspace, cwd) || !within(realExisting(workspace), realExisting(cwd))) {

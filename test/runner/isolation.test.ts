@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { ROOT_WORK_ROOT } from "../../runner/src/sandbox-settings";
 import { DEV_RUNNER_TOKEN } from "../../runner/src/settings";
 import { killAllRunners, runnerRefusal } from "./runner-process";
 import { RUNNER_TOKEN, runnerCall, startRunnerProcess } from "./support";
@@ -59,10 +60,23 @@ describe("what a command can see of the runner (real processes)", () => {
     const home = join(root, "home");
     mkdirSync(home);
     writeFileSync(join(home, ".bashrc"), "echo RC-WAS-READ\n");
-    const runner = await startRunnerProcess(join(root, "rc-state"), { env: { HOME: home } });
+    // Unsandboxed, where the runner's $HOME is the command's; sandboxed, it is not even there.
+    const runner = await startRunnerProcess(join(root, "rc-state"), {
+      env: { HOME: home, RUNNER_SANDBOX: "none" },
+    });
     const answer = await run(runner.base, 'printf "$HOME"');
     await runner.stop();
     expect(answer).toMatchObject({ exit_code: 0, output: home });
+  });
+
+  it("in the sandbox a command's $HOME is its workspace and $TMPDIR its private /tmp", async () => {
+    const runner = await startRunnerProcess(join(root, "home-state"), {
+      env: { HOME: join(root, "runner-home"), TMPDIR: join(root, "runner-tmp") },
+    });
+    const answer = await run(runner.base, 'printf "%s %s %s" "$HOME" "$TMPDIR" "$(pwd)"');
+    await runner.stop();
+    const [home, tmp, cwd] = String(answer.output).split(" ");
+    expect({ home, tmp }).toEqual({ home: cwd, tmp: "/tmp" });
   });
 
   it("the journal of callback tokens lives outside the command's directory, owner-only", async () => {
@@ -90,7 +104,10 @@ describe("what a command can see of the runner (real processes)", () => {
     const look = await run(runner.base, `pwd; ls -A; grep -rl ${token} . ; true`);
     await runner.kill();
 
-    expect(look.output).toBe(`${join(stateHome, "exec-inbox-runner-work", "@shared")}\n`);
+    // As root the work root is a system directory its commands' user can reach, not root's $HOME.
+    const workRoot =
+      process.getuid?.() === 0 ? ROOT_WORK_ROOT : join(stateHome, "exec-inbox-runner-work");
+    expect(look.output).toBe(`${join(workRoot, "@shared")}\n`);
     const dir = join(stateHome, "exec-inbox-runner");
     const journal = join(dir, "callbacks.jsonl");
     expect(readFileSync(journal, "utf8")).toContain(token);

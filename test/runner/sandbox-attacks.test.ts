@@ -2,10 +2,21 @@
 // (bwrap, network none) with small limits; each fails if the escape it tries comes back.
 // docs/reliability.md lists them with their results.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SANDBOX_USER } from "../../runner/src/sandbox-settings";
 import { waitFor } from "../support/local-stack";
 import { isAlive, killAllRunners } from "./runner-process";
 import {
@@ -17,6 +28,8 @@ import {
 } from "./support";
 
 const root = mkdtempSync(join(tmpdir(), "runner-attacks-"));
+// The sandbox's user (nobody, where the runner is root) passes through it to its workspace.
+chmodSync(root, 0o711);
 const stateDir = join(root, "state");
 const workRoot = join(root, "work");
 const CALLBACK_TOKEN = "armed-callback-token-the-model-must-not-read";
@@ -238,6 +251,127 @@ describe.concurrent("a hostile command in the sandbox (real runner, bwrap)", () 
     expect(answer.output).toMatch(/No such process|No such file or directory/);
     expect(answer.output).not.toMatch(/attached|Attaching to process/);
     expect(isAlive(runner.pid)).toBe(true);
+  });
+});
+
+/** The sandbox's user where the runner is root (as here and in CI); the runner's own otherwise. */
+const SANDBOX_UID = process.getuid?.() === 0 ? DEFAULT_SANDBOX_USER.uid : process.getuid?.();
+const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+
+describe.concurrent("a hostile command against the host's kernel and files (issue 31)", () => {
+  it("runs as an unprivileged host user with no capability, never as the host's root", async () => {
+    const started = await exec(
+      "id -u; grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status; exec sleep 6011",
+      "attacker",
+      1000,
+    );
+    const inside = String(started.output);
+    expect(inside.split("\n")[0]).toBe(String(SANDBOX_UID));
+    expect(inside.match(/^Cap\w+:\s+0+$/gm)).toHaveLength(4);
+    // What the host sees: the command's process belongs to that uid, not to 0.
+    const uids = execFileSync("ps", ["-e", "-o", "uid=,args="], { encoding: "utf8" })
+      .split("\n")
+      .filter((line) => / sleep 6011$/.test(line.trim()) && !line.includes("id -u"))
+      .map((line) => Number(line.trim().split(/\s+/)[0]));
+    expect(uids).toEqual([SANDBOX_UID]);
+    await runnerCall(runner.base, `/v1/processes/${started.session_id}/kill`, {});
+    expect(SANDBOX_UID).not.toBe(0);
+  });
+
+  it("cannot write /proc/sys (core_pattern, lease-break-time), /proc/sysrq-trigger or /sys", async () => {
+    const before = {
+      core: readFileSync("/proc/sys/kernel/core_pattern", "utf8"),
+      lease: readFileSync("/proc/sys/fs/lease-break-time", "utf8"),
+    };
+    const answer = await exec(
+      [
+        "printf '#!/bin/sh\\ncat /proc/1/environ > /tmp/pwned\\n' > core.sh; chmod +x core.sh",
+        `echo "|$PWD/core.sh" > /proc/sys/kernel/core_pattern`,
+        "echo 7 > /proc/sys/fs/lease-break-time",
+        "echo h > /proc/sysrq-trigger",
+        "echo writable: $(find /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus -writable 2>/dev/null | wc -l)",
+        "ls /sys",
+        "true",
+      ].join("; "),
+    );
+    const output = String(answer.output);
+    expect(output).toContain("writable: 0");
+    expect(output).toMatch(/core_pattern: (Permission denied|Read-only file system)/);
+    expect(output).toMatch(/lease-break-time: (Permission denied|Read-only file system)/);
+    expect(output).toContain("ls: cannot access '/sys': No such file or directory");
+    expect(readFileSync("/proc/sys/kernel/core_pattern", "utf8")).toBe(before.core);
+    expect(readFileSync("/proc/sys/fs/lease-break-time", "utf8")).toBe(before.lease);
+  });
+
+  it("loses the system calls no shell command needs (seccomp): keyctl, io_uring, mount, unshare, the x32 ABI", async () => {
+    const answer = await exec(
+      [
+        "grep -E '^Seccomp:' /proc/self/status",
+        // keyctl(GET_KEYRING_ID, session keyring) and io_uring_setup work unfiltered for any user.
+        `perl -e 'my $p = "\\0" x 120; print "keyctl=", syscall(250, 0, -3, 0), " $!\\n"; print "io_uring=", syscall(425, 1, $p), " $!\\n"'`,
+        "unshare -r true; mount -t tmpfs none /tmp",
+        // getpid through the x32 ABI: a foreign ABI kills the caller.
+        `perl -e 'syscall(0x40000000 | 39); print "x32 survived\\n"'; echo x32-exit=$?`,
+      ].join("; "),
+    );
+    const output = String(answer.output);
+    expect(output).toMatch(/^Seccomp:\s+2$/m);
+    expect(output).toContain("keyctl=-1 Operation not permitted");
+    expect(output).toContain("io_uring=-1 Operation not permitted");
+    expect(output).toMatch(/unshare: .*Operation not permitted/);
+    expect(output).toMatch(
+      /mount: .*(permission denied|must be superuser|Operation not permitted)/i,
+    );
+    expect(output).not.toMatch(/^x32 survived$/m);
+    expect(output).toContain("x32-exit=159"); // 128 + SIGSYS
+  });
+
+  it("sees the system read-only and its workspace, not the host's tree: no checkout, no .wrangler state, no $HOME, no /var", async () => {
+    const answer = await exec(
+      `ls ${CHECKOUT}; cat ${join(CHECKOUT, "package.json")}; ls -d ${join(CHECKOUT, ".wrangler")} ${homedir()} /root /var /srv /home /run /opt; ls / | tr '\\n' ' '; echo; echo ok`,
+    );
+    const output = String(answer.output);
+    expect(output).toContain(
+      `ls: cannot access '${CHECKOUT.replace(/\/$/, "")}': No such file or directory`,
+    );
+    expect(output).not.toContain('"name": "exec-inbox"');
+    for (const dir of [
+      join(CHECKOUT, ".wrangler"),
+      homedir(),
+      "/root",
+      "/var",
+      "/srv",
+      "/home",
+      "/run",
+      "/opt",
+    ]) {
+      expect(output).toContain(`cannot access '${dir}': No such file or directory`);
+    }
+    expect(output).toMatch(/^bin dev etc lib .*proc .*tmp usr $/m);
+  });
+
+  it("cannot store anything in /, /dev or the mount points of its root: only the workspace and the capped /tmp take writes", async () => {
+    // (The work root of this file is under /tmp, which is the command's own capped tmpfs.)
+    const dirs = ["/", "/dev", "/etc", "/usr", "/proc", "/proc/sys"];
+    const answer = await exec(
+      `for dir in ${dirs.join(" ")}; do if (head -c 1048576 /dev/zero > $dir/fill) 2>/dev/null; then echo "wrote $dir"; else echo "refused $dir"; fi; done`,
+      "ram-filler-2",
+    );
+    expect(String(answer.output).trim().split("\n")).toEqual(dirs.map((dir) => `refused ${dir}`));
+  });
+
+  it("a workspace of 25,000 small files ends the command with ended_by disk_limit", async () => {
+    // 25,000 × 1 KB: 25 MB of files in an 8 MiB workspace, each file too small for RLIMIT_FSIZE.
+    const answer = await exec(
+      `perl -e 'for (1..25_000) { open my $f, ">", "f$_" or die; print $f "x" x 1000 }'; sleep 30`,
+      "many-files",
+    );
+    expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
+  });
+
+  it("files it writes in its workspace belong to the sandbox's user, not to root", async () => {
+    await exec("echo mine > owned.txt", "owner");
+    expect(statSync(join(workRoot, "owner", "owned.txt")).uid).toBe(SANDBOX_UID);
   });
 });
 

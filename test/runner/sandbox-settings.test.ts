@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -6,6 +6,8 @@ import { killAllRunners, runnerRefusal } from "./runner-process";
 import { RUNNER_TOKEN, runnerCall, startRunnerProcess } from "./support";
 
 const root = mkdtempSync(join(tmpdir(), "runner-sandbox-settings-"));
+// The sandbox's user (nobody, where the runner is root) passes through it to its workspace.
+chmodSync(root, 0o711);
 afterAll(async () => {
   await killAllRunners();
   rmSync(root, { recursive: true, force: true });

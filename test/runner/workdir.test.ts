@@ -1,6 +1,6 @@
 // A command's `workdir` stays inside its workspace (real runner process, sandboxed by default): a
 // path out of it — absolute, `..`, or a symlink that points out — is 422 and starts nothing.
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,6 +8,8 @@ import { killAllRunners } from "./runner-process";
 import { runnerCall, startRunnerProcess } from "./support";
 
 const root = mkdtempSync(join(tmpdir(), "runner-workdir-"));
+// The sandbox's user (nobody, where the runner is root) passes through it to its workspace.
+chmodSync(root, 0o711);
 afterAll(async () => {
   await killAllRunners();
   rmSync(root, { recursive: true, force: true });
@@ -51,5 +53,43 @@ describe("a command's workdir (real runner process)", () => {
     });
     expect(String(look.body.output)).not.toContain("escaped");
     await runner.stop();
+  });
+
+  it("a workdir swapped for a symlink out of the workspace after the runner's check runs nothing outside it", async () => {
+    const runner = await startRunnerProcess(join(root, "race-state"), {
+      env: { RUNNER_WORK_ROOT: join(root, "race-work") },
+    });
+    // `flip` points in turn at a directory of the workspace and at /, each swap one atomic rename.
+    const flipper = await runnerCall(runner.base, "/v1/exec_command", {
+      cmd: `mkdir -p real && pwd && exec perl -e 'for (1..2_000_000) { symlink("/", "a"); rename("a", "flip"); symlink("real", "b"); rename("b", "flip") }'`,
+      workspace: "racer",
+      yield_time_ms: 300,
+    });
+    const workspace = String(flipper.body.output).trim();
+    expect(workspace).toMatch(/\/racer$/);
+    const outcomes = await Promise.all(
+      Array.from({ length: 80 }, () =>
+        runnerCall(runner.base, "/v1/exec_command", {
+          cmd: "pwd -P",
+          workspace: "racer",
+          workdir: "flip",
+          yield_time_ms: 5_000,
+        }),
+      ),
+    );
+    await runnerCall(runner.base, `/v1/processes/${flipper.body.session_id}/kill`, {});
+    await runner.stop();
+    const seen = outcomes.map((answer) => {
+      if (answer.status === 422) return "refused";
+      const output = String(answer.body.output);
+      if (answer.body.exit_code === 125 && output.includes("outside the command's workspace")) {
+        return "refused in the sandbox";
+      }
+      return output.trim() === `${workspace}/real` ? "inside" : `outside: ${output.trim()}`;
+    });
+    expect(seen.filter((outcome) => outcome.startsWith("outside"))).toEqual([]);
+    // The race was run: both sides of the swap were met.
+    expect(seen).toContain("inside");
+    expect(seen.some((outcome) => outcome !== "inside")).toBe(true);
   });
 });
