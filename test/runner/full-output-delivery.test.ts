@@ -68,6 +68,8 @@ async function run(
   const started = await runner.table.execCommand({ cmd: BIG, yield_time_ms: 100 });
   const handle = started.session_id!;
   runner.arm(handle, inbox.url(handle), "token");
+  // Its callback is in flight only once it has exited: idle() before that waits for nothing.
+  await runner.table.get(handle).exited;
   await Promise.race([runner.idle(), new Promise((r) => setTimeout(r, waitMs))]);
   await new Promise((r) => setTimeout(r, 200));
   await runner.idle().catch(() => undefined);

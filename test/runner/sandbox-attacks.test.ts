@@ -57,7 +57,7 @@ beforeAll(async () => {
     env: { RUNNER_WORK_ROOT: workRoot, ...LIMITS },
   });
   // Unsandboxed, these commands would really kill and write on this machine: refuse to go on.
-  if (!runner.log().includes("sandbox bwrap (network none)")) {
+  if (!runner.log().includes("sandbox bwrap (network none;")) {
     throw new Error(`the runner did not start sandboxed:\n${runner.log()}`);
   }
   // An armed callback: its token is now in the journal, where a command must not find it.

@@ -72,7 +72,7 @@ describe.concurrent("choosing the sandbox at start (real runner processes)", () 
     );
     const refused = await run(runner.base, "true", { workspace: "../s1" });
     await runner.stop();
-    expect(runner.log()).toContain("sandbox bwrap (network host)");
+    expect(runner.log()).toContain("sandbox bwrap (network host;");
     expect(reached.body.output).toMatch(/^REACHED\n[1-5]\n$/);
     expect(refused.status).toBe(422);
   });

@@ -59,14 +59,20 @@ describe("a command's workdir (real runner process)", () => {
     const runner = await startRunnerProcess(join(root, "race-state"), {
       env: { RUNNER_WORK_ROOT: join(root, "race-work") },
     });
+    const made = await runnerCall(runner.base, "/v1/exec_command", {
+      cmd: "mkdir -p real && ln -sfn real flip && pwd",
+      workspace: "racer",
+      yield_time_ms: 10_000,
+    });
+    const workspace = String(made.body.output).trim();
+    expect(workspace).toMatch(/\/racer$/);
     // `flip` points in turn at a directory of the workspace and at /, each swap one atomic rename.
     const flipper = await runnerCall(runner.base, "/v1/exec_command", {
-      cmd: `mkdir -p real && pwd && exec perl -e 'for (1..2_000_000) { symlink("/", "a"); rename("a", "flip"); symlink("real", "b"); rename("b", "flip") }'`,
+      cmd: `exec perl -e 'while (1) { symlink("/", "a"); rename("a", "flip"); symlink("real", "b"); rename("b", "flip") }'`,
       workspace: "racer",
       yield_time_ms: 300,
     });
-    const workspace = String(flipper.body.output).trim();
-    expect(workspace).toMatch(/\/racer$/);
+    expect(flipper.body.session_id).toBeDefined();
     const outcomes = await Promise.all(
       Array.from({ length: 80 }, () =>
         runnerCall(runner.base, "/v1/exec_command", {
