@@ -13,6 +13,7 @@ import { checkFullOutput } from "./full-output-check";
 import { refusalDetail } from "./refusals";
 import * as routes from "./routes/jobs";
 import { answer, serve } from "./serve";
+import { mayExist } from "./tenant-quotas";
 
 /** The runner's routes: they take the job's callback token, not an agent token. */
 export const CALLBACK_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/(completion|heartbeat)\/?$/;
@@ -174,6 +175,7 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
 
   serve(app, routes.cancelJob, async (c) => {
     const { sid, handle } = c.req.valid("param");
+    if (!(await mayExist(c, sid))) return problem("not_found", "no such session");
     return answer(routes.cancelJob, 202, await sessionStub(c, sid).cancel({ handle }));
   });
 }

@@ -11,7 +11,7 @@ import { hasWake } from "../session-object/resume-binding";
 import { type AppEnv, sessionStub } from "./context";
 import * as routes from "./routes/sessions";
 import { answer, serve } from "./serve";
-import { admitCreate, releasePlace } from "./tenant-quotas";
+import { mayExist } from "./tenant-quotas";
 
 export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.createSession, async (c) => {
@@ -46,35 +46,14 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
       }
       resumeBinding = checked.binding;
     }
-    const place = await admitCreate(c, body.id);
-    if (place.refusal !== null) {
-      // Full by the count, yet the id may exist (a session made before the count, 701): a create
-      // of an existing id is 409 session_exists whatever the quota says (docs/decisions.md 715).
-      const existing: { ok: boolean } | null = await sessionStub(c, body.id)
-        .view()
-        .catch(() => null);
-      if (existing?.ok === true) {
-        return problem("session_exists", `session ${body.id} already exists`);
-      }
-      return place.refusal;
-    }
-    let result: Awaited<ReturnType<ReturnType<typeof sessionStub>["create"]>>;
-    try {
-      result = await sessionStub(c, body.id).create({
-        tenant: c.var.tenant,
-        id: body.id,
-        resumeUrl,
-        resumeBinding,
-        metadata: body.metadata ?? {},
-      });
-    } catch (error) {
-      if (place.admitted) await releasePlace(c.env, c.var.tenant, body.id);
-      throw error;
-    }
-    // A refused create took no place; an existing id keeps the one it holds.
-    if (!result.ok && result.code !== "session_exists" && place.admitted) {
-      await releasePlace(c.env, c.var.tenant, body.id);
-    }
+    // The object takes the session's place in the tenant's quota in step with its storage.
+    const result = await sessionStub(c, body.id).create({
+      tenant: c.var.tenant,
+      id: body.id,
+      resumeUrl,
+      resumeBinding,
+      metadata: body.metadata ?? {},
+    });
     return answer(routes.createSession, 201, result);
   });
 
@@ -90,9 +69,9 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
 
   serve(app, routes.deleteSession, async (c) => {
     const { sid } = c.req.valid("param");
+    if (!(await mayExist(c, sid))) return problem("not_found", "no such session");
+    // The object gives the place back, only when a session was there to delete.
     const result = await sessionStub(c, sid).remove();
-    // A 404 gives back a place a lost release left behind.
-    if (result.ok || result.code === "not_found") await releasePlace(c.env, c.var.tenant, sid);
     return result.ok ? new Response(null, { status: 204 }) : problem(result.code, result.detail);
   });
 

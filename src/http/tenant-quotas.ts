@@ -1,47 +1,27 @@
-// The quotas the Worker counts across session objects: sessions per tenant (in D1) and open
-// long-polls per tenant (in this isolate). What each quota is and answers is src/domain/quotas.ts's.
+// What the Worker reads or counts across session objects: the sessions count (in D1, kept by the
+// session objects), read before a drain, and open long-polls per tenant (in this isolate). What
+// each quota is and answers is src/domain/quotas.ts's.
 import { problem } from "../../shared/problem";
 import { quotasFor } from "../domain/config";
-import { longPollRefusal, sessionsRefusal } from "../domain/quotas";
-import { admitSession, releaseSession } from "../session-index/tenant-sessions";
+import { longPollRefusal } from "../domain/quotas";
+import { holdsPlace } from "../session-index/tenant-sessions";
 import type { AppContext } from "./context";
 
 /**
- * Takes a place in the tenant's sessions quota for a create; null when the create may go ahead,
- * else the 429. Without the D1 binding there is nothing to count with, and nothing is refused.
+ * Whether the session may exist, so a drain on it is worth an object: false only when the count
+ * says the id holds no place. Such a drain answers 404 without starting an object, which would
+ * keep a database file for every id ever asked. A session holds its place from before its create
+ * commits until after its delete, so a live session is never missed; without the D1 binding, or
+ * when D1 fails, the object is asked as ever.
  */
-export async function admitCreate(
-  c: AppContext,
-  sessionId: string,
-): Promise<{ refusal: Response | null; admitted: boolean }> {
+export async function mayExist(c: AppContext, sessionId: string): Promise<boolean> {
   const db = c.env.INDEX;
-  if (db === undefined) return { refusal: null, admitted: false };
-  const quotas = quotasFor(c.var.config, c.var.tenant);
-  const admission = await admitSession(db, {
-    tenant: c.var.tenant,
-    sessionId,
-    limit: quotas.sessions,
-    now: Date.now(),
-  });
-  if (admission !== "full") return { refusal: null, admitted: admission === "admitted" };
-  const refusal = sessionsRefusal(quotas);
-  return { refusal: problem(refusal.code, refusal.detail), admitted: false };
-}
-
-/**
- * Gives a session's place back. A failure here must not fail the delete that already happened:
- * the place stays taken (the quota errs strict by one) until the id is deleted again.
- */
-export async function releasePlace(
-  env: AppContext["env"],
-  tenant: string,
-  sessionId: string,
-): Promise<void> {
-  if (env.INDEX === undefined) return;
+  if (db === undefined) return true;
   try {
-    await releaseSession(env.INDEX, { tenant, sessionId });
+    return await holdsPlace(db, { tenant: c.var.tenant, sessionId });
   } catch (error) {
-    console.error(`tenant_sessions release failed: ${error instanceof Error ? error.name : "?"}`);
+    console.error(`tenant_sessions read failed: ${error instanceof Error ? error.name : "?"}`);
+    return true;
   }
 }
 

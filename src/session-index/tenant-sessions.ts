@@ -1,6 +1,7 @@
 // The sessions quota's count in D1: one row per session a tenant holds, admitted in one
 // conditional insert (D1 runs one statement at a time, so two creates cannot both take the last
-// place). Whether a session exists is the session object's; this table only counts.
+// place). The session object takes and gives back its row in step with its storage; the Worker
+// reads it to answer a drain on an id that holds none without starting an object.
 import schemaSql from "../../migrations/0003_tenant_sessions.sql";
 import { statementsOf, withSchema } from "./index-store";
 
@@ -39,7 +40,43 @@ export async function admitSession(
   return listed === null ? "full" : "listed";
 }
 
-/** Gives the place back: after a delete, after a create that failed, and after a 404 delete. */
+/** Counts a session that exists but holds no place (made before the count), whatever the quota. */
+export async function adoptSession(
+  db: D1Database,
+  cmd: { tenant: string; sessionId: string; now: number },
+): Promise<void> {
+  await withSchema(
+    db,
+    () =>
+      db
+        .prepare(
+          `INSERT INTO tenant_sessions (tenant, session_id, admitted_at) VALUES (?1, ?2, ?3)
+           ON CONFLICT (tenant, session_id) DO NOTHING`,
+        )
+        .bind(cmd.tenant, cmd.sessionId, cmd.now)
+        .run(),
+    STATEMENTS,
+  );
+}
+
+/** Whether `sessionId` holds a place in its tenant's count. */
+export async function holdsPlace(
+  db: D1Database,
+  cmd: { tenant: string; sessionId: string },
+): Promise<boolean> {
+  const listed = await withSchema(
+    db,
+    () =>
+      db
+        .prepare("SELECT 1 AS listed FROM tenant_sessions WHERE tenant = ?1 AND session_id = ?2")
+        .bind(cmd.tenant, cmd.sessionId)
+        .first(),
+    STATEMENTS,
+  );
+  return listed !== null;
+}
+
+/** Gives the place back: after the delete of a session that existed, or a create that failed. */
 export async function releaseSession(
   db: D1Database,
   cmd: { tenant: string; sessionId: string },

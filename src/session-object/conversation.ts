@@ -17,6 +17,7 @@ import type { Core, Role, Wake } from "../domain/state";
 import { type MessageView, messageView, type SessionView, sessionView } from "../domain/view";
 import { type Kernel, newId } from "./kernel";
 import * as store from "./store";
+import { adoptPlace, givePlaceBack, takePlace } from "./tenant-places";
 import { run } from "./timers";
 
 /** The session view, counted in SQL: pending and claimed items, running and done jobs. */
@@ -32,17 +33,41 @@ export function viewOf(k: Kernel, core: Core | null): Result<SessionView> {
   };
 }
 
-export function create(
-  k: Kernel,
-  cmd: {
-    tenant: string;
-    id: string;
-    resumeUrl: string | null;
-    /** Absent: none (the callers that predate bindings name none). */
-    resumeBinding?: string | null;
-    metadata: Record<string, unknown>;
-  },
-): Result<SessionView> {
+/**
+ * Creates the session, taking its place in the tenant's sessions quota first; a create that commits
+ * nothing gives a place it took back. An existing id is refused without touching the count.
+ */
+export function create(k: Kernel, cmd: CreateCmd): Promise<Result<SessionView>> {
+  return k.oneLifecycleChange(async () => {
+    if (k.core !== null) {
+      await adoptPlace(k, k.core.tenant, k.core.id);
+      return createNow(k, cmd);
+    }
+    const place = await takePlace(k, cmd.tenant, cmd.id);
+    if (typeof place !== "string") return place;
+    let result: Result<SessionView>;
+    try {
+      result = createNow(k, cmd);
+    } catch (error) {
+      if (place === "admitted") await givePlaceBack(k, cmd.tenant, cmd.id);
+      throw error;
+    }
+    // An id that held a place already (a lost release) keeps it whatever the create answered.
+    if (!result.ok && place === "admitted") await givePlaceBack(k, cmd.tenant, cmd.id);
+    return result;
+  });
+}
+
+interface CreateCmd {
+  tenant: string;
+  id: string;
+  resumeUrl: string | null;
+  /** Absent: none (the callers that predate bindings name none). */
+  resumeBinding?: string | null;
+  metadata: Record<string, unknown>;
+}
+
+function createNow(k: Kernel, cmd: CreateCmd): Result<SessionView> {
   // A session that exists is refused by the rule; only a new one needs the schema first.
   if (k.core === null) k.ensureSchema();
   const result = run(k, createRule, {
@@ -62,17 +87,23 @@ export function create(
 const NO_ITEMS = { pending: 0, claimed: 0 } as const;
 const NO_JOBS = { running: 0, done: 0 } as const;
 
-/** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */
-export async function remove(k: Kernel, cmd: { by: "agent" | "operator" }): Promise<Result<null>> {
-  const core = k.core;
-  if (core === null) return fail("not_found", "no such session");
-  // The trail goes with the storage it lives in (contract: a deleted session keeps nothing), so
-  // an operator's delete leaves this line in the Worker's log instead.
-  if (cmd.by === "operator") {
-    console.log(`operator deleted session ${core.tenant}/${core.id} (${core.lifetime})`);
-  }
-  await k.wipe();
-  return { ok: true, value: null };
+/**
+ * Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. Only
+ * the delete of a session that existed gives its place back.
+ */
+export function remove(k: Kernel, cmd: { by: "agent" | "operator" }): Promise<Result<null>> {
+  return k.oneLifecycleChange(async () => {
+    const core = k.core;
+    if (core === null) return fail("not_found", "no such session");
+    // The trail goes with the storage it lives in (contract: a deleted session keeps nothing), so
+    // an operator's delete leaves this line in the Worker's log instead.
+    if (cmd.by === "operator") {
+      console.log(`operator deleted session ${core.tenant}/${core.id} (${core.lifetime})`);
+    }
+    await k.wipe();
+    await givePlaceBack(k, core.tenant, core.id);
+    return { ok: true, value: null };
+  });
 }
 
 export const appendMessage = (

@@ -105,6 +105,9 @@ export class Kernel {
   readonly bucket: R2Bucket | undefined;
   /** When the alarm next sweeps full outputs that outlived their rows (output-sweep.ts). */
   private sweepDueAt: number | null = null;
+  /** The sessions quota's count (tenant-places.ts); absent, nothing is counted. */
+  readonly tenantSessions: D1Database | undefined;
+  private lifecycle: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly state: DurableObjectState,
@@ -112,6 +115,7 @@ export class Kernel {
   ) {
     this.config = readConfig(env);
     this.bucket = env.OUTPUTS;
+    this.tenantSessions = env.INDEX;
     this.wake = (binding, payload) => wakeBinding(env, binding, payload);
     this.audit = new AuditStore(this.config);
     this.physicalAlarm = new PhysicalAlarm(state.storage);
@@ -336,6 +340,17 @@ export class Kernel {
   /** A schema's strings run once in an object's life: what ran goes from SQLite's heap at once. */
   private schemaPrepared(ran: boolean): void {
     if (ran) releasePrepared(this.state.storage.sql, this.meter.statements);
+  }
+
+  /**
+   * Runs creates and deletes one at a time. Each changes the count in D1 and this object's storage
+   * with an await between them, and the input gate does not hold across a D1 call: without a turn,
+   * a delete answered 404 in that gap would give back the place of the create it raced.
+   */
+  oneLifecycleChange<T>(change: () => Promise<T>): Promise<T> {
+    const turn = this.lifecycle.then(change);
+    this.lifecycle = turn.catch(() => undefined);
+    return turn;
   }
 
   /** Ends the lifetime: every row, the schema and the alarm go; the next create starts afresh. */

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { tenantSessionStub } from "../../src/http/context";
 import * as api from "../support/api";
-import { QUOTA_AGENT_TOKEN, RATE_AGENT_TOKEN } from "../support/secrets";
+import { OPERATOR_TOKEN, QUOTA_AGENT_TOKEN, RATE_AGENT_TOKEN } from "../support/secrets";
 
 const as = (token: string) => ({
   call: (method: string, path: string, body?: unknown) =>
@@ -80,7 +80,7 @@ describe("the sessions quota", () => {
 
   it("a create of an id that exists but was never counted, at a full tenant, gets 409 session_exists, not 429", async () => {
     const legacy = api.uniqueId("q-legacy");
-    // A session the count never saw (made before tenant_sessions existed): straight to its object.
+    // A session the count never saw (made before tenant_sessions existed): its place taken away.
     const direct = await tenantSessionStub(env, "quota", legacy).create({
       tenant: "quota",
       id: legacy,
@@ -89,6 +89,11 @@ describe("the sessions quota", () => {
     });
     expect(direct.ok).toBe(true);
     made.push(legacy);
+    await env.INDEX.prepare(
+      "DELETE FROM tenant_sessions WHERE tenant = 'quota' AND session_id = ?1",
+    )
+      .bind(legacy)
+      .run();
     await session("q-l1");
     await session("q-l2");
     await session("q-l3");
@@ -98,6 +103,45 @@ describe("the sessions quota", () => {
     const refused = await quota.call("POST", "/v1/sessions", { id: api.uniqueId("q-l4") });
     expectTooMany(refused, "quota_exceeded", "5");
   });
+});
+
+describe("the sessions quota under a create and a delete of the same id at once", () => {
+  it("a delete that finds no session frees no place: the live sessions never pass the quota, and the count is the live sessions", async () => {
+    // The attack: 40 ids, each created and deleted in the same instant, so a delete can reach the
+    // object before the create it races and answer 404.
+    const ids = Array.from({ length: 40 }, (_, n) => api.uniqueId(`q-race-${n}`));
+    const answers = await Promise.all(
+      ids.map((sid) =>
+        Promise.all([
+          quota.call("POST", "/v1/sessions", { id: sid }),
+          quota.call("DELETE", `/v1/sessions/${sid}`),
+        ]),
+      ),
+    );
+    for (const [created, deleted] of answers) {
+      expect([201, 429]).toContain(created.status);
+      expect([204, 404]).toContain(deleted.status);
+    }
+    const live: string[] = [];
+    for (const sid of ids) {
+      if ((await quota.call("GET", `/v1/sessions/${sid}`)).status === 200) live.push(sid);
+    }
+    // The operator's delete reaches every object, counted or not, so the file's tenant ends empty.
+    const cleanUp = async () => {
+      for (const sid of live) {
+        await api.call("DELETE", `/v1/ops/sessions/quota/${sid}`, { token: OPERATOR_TOKEN });
+      }
+    };
+    try {
+      expect({ live: live.length, counted: await tenantPlaces("quota") }).toEqual({
+        live: Math.min(live.length, 3),
+        counted: live.length,
+      });
+    } finally {
+      await cleanUp();
+    }
+    expect(await tenantPlaces("quota")).toBe(0);
+  }, 30_000);
 });
 
 describe("the running-jobs quota", () => {

@@ -1,6 +1,7 @@
 // A request that needs no state must leave none: the health check and every request for a session
 // that does not exist keep the object's storage exactly as a never-asked object's (issue 9).
-import { runInDurableObject } from "cloudflare:test";
+import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ID_PATTERN } from "../../src/domain/schemas";
 import { HEALTH_OBJECT_NAME, TENANT_PATTERN } from "../../src/domain/tenants";
@@ -36,6 +37,44 @@ const UNKNOWN_SESSION_REQUESTS: [string, (sid: string) => string, unknown?][] = 
   ["POST", (sid) => `/v1/sessions/${sid}/runs/r1/suspend`, { waiting_for: ["h1"] }],
   ["GET", (sid) => `/v1/sessions/${sid}/runs/r1/notifications`],
 ];
+
+/** The objects of the session namespace that exist now, by id. */
+const objectIds = async () =>
+  new Set((await listDurableObjectIds(env.SESSIONS)).map((id) => id.toString()));
+
+describe("drains on sessions that do not exist start no object", () => {
+  it("DELETE and cancel on 50 unknown ids answer 404 and add no object to the namespace", async () => {
+    // The attack: drains are never rate limited, and each unknown id started an object that kept
+    // a database file (1,000 drains made 1,414 under wrangler dev).
+    const before = await objectIds();
+    const ids = Array.from({ length: 50 }, (_, n) => uniqueId(`drain-${n}`));
+    const answers = await Promise.all(
+      ids.flatMap((sid) => [
+        call("DELETE", `/v1/sessions/${sid}`),
+        call("POST", `/v1/sessions/${sid}/exec-jobs/h1/cancel`),
+      ]),
+    );
+    expect(answers.map((answer) => [answer.status, answer.body.code])).toEqual(
+      answers.map(() => [404, "not_found"]),
+    );
+    const added = [...(await objectIds())].filter((id) => !before.has(id));
+    const asked = new Set(ids.map((sid) => env.SESSIONS.idFromName(sid).toString()));
+    expect(added.filter((id) => asked.has(id))).toEqual([]);
+  }, 30_000);
+
+  it("DELETE and cancel on a session that exists still reach its object", async () => {
+    const sid = uniqueId("drain-live");
+    expect((await call("POST", "/v1/sessions", { body: { id: sid } })).status).toBe(201);
+    const reserved = await call("POST", `/v1/sessions/${sid}/exec-jobs`, {
+      body: { handle: "h1", command: "sleep 9" },
+    });
+    expect(reserved.status).toBe(201);
+    const cancelled = await call("POST", `/v1/sessions/${sid}/exec-jobs/h1/cancel`);
+    expect([cancelled.status, cancelled.body]).toEqual([202, { cancel_requested: true }]);
+    expect((await call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    expect((await call("DELETE", `/v1/sessions/${sid}`)).status).toBe(404);
+  });
+});
 
 describe("requests that need no state leave no storage", () => {
   it("an object nobody wrote to has no table of ours, no alarm and a fixed size (the baseline)", async () => {
