@@ -128,17 +128,23 @@ export class ExecInboxClient extends Endpoint {
 
   /**
    * A job's full output (contract §9), streamed: all of it, or `length` bytes from `offset`
-   * (206; fewer at the end). The body is the caller's to read; a 416 or 404 is thrown.
+   * (206; fewer at the end). A read resuming one begun earlier passes the `ETag` it got as
+   * `etag` (sent as `If-Range`): if the output is no longer that one (its session was re-created),
+   * the answer is 200 with the whole new output, never a range of it. The body is the caller's to
+   * read; a 416 or 404 is thrown.
    */
   readFullOutput(
     sessionId: string,
     handle: string,
-    range?: { offset: number; length: number },
+    range?: { offset: number; length: number; etag?: string },
   ): Promise<Response> {
     const path = `/v1/sessions/${segment(sessionId)}/exec-jobs/${segment(handle)}/output`;
-    return range === undefined
-      ? this.stream(path)
-      : this.stream(path, { range: `bytes=${range.offset}-${range.offset + range.length - 1}` });
+    if (range === undefined) return this.stream(path);
+    const bytes = `bytes=${range.offset}-${range.offset + range.length - 1}`;
+    return this.stream(path, {
+      range: bytes,
+      ...(range.etag === undefined ? {} : { "if-range": range.etag }),
+    });
   }
 
   /** Asks the runner, through its next heartbeat's answer, to end the job's command. */

@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { readCapped } from "./capped-read";
 import { depthDetail, depthExceededAt } from "./json-depth";
+import { loneSurrogateIn } from "./json-unicode";
 import { problem } from "./problem";
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -92,8 +93,8 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): Parsed
 }
 
 /**
- * Reads the JSON body at the edge: size, media type, charset, UTF-8, syntax and depth, each with
- * its own problem. With `optional`, an empty body (any or no content type) stands for `{}`.
+ * Reads the JSON body at the edge: size, media type, charset, UTF-8, syntax, depth and lone
+ * surrogates, each with its own problem. With `optional`, an empty body (any or no content type) stands for `{}`.
  */
 export async function readJson(
   c: Context,
@@ -138,6 +139,12 @@ export async function readJson(
   const tooDeep = depthExceededAt(text);
   if (tooDeep !== null) {
     return { ok: false, response: problem("invalid_request", depthDetail(tooDeep)) };
+  }
+  // Refused, not repaired: text stored other than sent would make an identical retry a conflict.
+  const lone = loneSurrogateIn(value);
+  if (lone !== null) {
+    const detail = `${lone.path}: ${lone.message}`;
+    return { ok: false, response: problem("invalid_request", detail, { errors: [lone] }) };
   }
   return { ok: true, value };
 }

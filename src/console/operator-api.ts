@@ -53,10 +53,13 @@ export async function operatorStream(
   token: string,
   path: string,
 ): Promise<Response> {
-  const range = c.req.header("range");
-  const request = new Request(new URL(path, c.req.url), {
-    headers: { authorization: `Bearer ${token}`, ...(range === undefined ? {} : { range }) },
-  });
+  const asked = new Headers({ authorization: `Bearer ${token}` });
+  // A browser resuming a download sends both: the range stands only for the output it began on.
+  for (const name of ["range", "if-range"]) {
+    const value = c.req.header(name);
+    if (value !== undefined) asked.set(name, value);
+  }
+  const request = new Request(new URL(path, c.req.url), { headers: asked });
   const response = await app.fetch(request, c.env, executionContextOf(c));
   if (!response.ok) return response;
   const headers = new Headers({ "content-type": "text/plain; charset=utf-8" });

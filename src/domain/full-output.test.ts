@@ -6,6 +6,7 @@ import {
   partKey,
   partSlices,
   rangeAsk,
+  rangeStands,
 } from "./full-output";
 
 const output = {
@@ -61,6 +62,15 @@ describe("full outputs", () => {
     for (const header of ["items=0-1", "bytes=0-1,5-6", "bytes=9-3", "bytes=-", "bytes=a-b"]) {
       expect(rangeAsk(header, 25), header).toEqual({ kind: "whole" });
     }
+  });
+
+  it("a range stands under no If-Range or the output's own strong ETag; a weak tag, a date or another tag make it the whole output", () => {
+    const etag = `"${"a".repeat(64)}"`;
+    expect([undefined, null, etag, ` ${etag} `].map((header) => rangeStands(header, etag))).toEqual(
+      [true, true, true, true],
+    );
+    const others = [`W/${etag}`, "Tue, 01 Dec 2026 10:00:00 GMT", `"${"b".repeat(64)}"`, "", "*"];
+    expect(others.map((header) => rangeStands(header, etag))).toEqual(others.map(() => false));
   });
 
   it("a range maps to the pieces of the parts it spans, in order", () => {

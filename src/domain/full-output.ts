@@ -90,6 +90,15 @@ export function rangeAsk(header: string | null | undefined, size: number): Range
   return { kind: "range", start, end };
 }
 
+/**
+ * Whether a `Range` may be served under this `If-Range` (RFC 9110 §13.1.5): with none, or with a
+ * strong ETag equal to the output's. A weak tag never matches (strong comparison), and a date
+ * cannot, since no `Last-Modified` is sent. Otherwise the whole output goes: a client resuming
+ * a read of an output since replaced (its session re-created) must not splice two outputs.
+ */
+export const rangeStands = (ifRange: string | null | undefined, etag: string): boolean =>
+  ifRange === null || ifRange === undefined || ifRange.trim() === etag;
+
 /** The pieces of parts that hold bytes `start`…`end` (inclusive), in order. */
 export function partSlices(
   output: FullOutput,

@@ -2,30 +2,42 @@
 // reaches the session object; the runner's journal re-sends whatever the answer names.
 import type { FullOutputBody } from "../../shared/full-output";
 import { problem } from "../../shared/problem";
-import { missingParts } from "../domain/full-output";
+import { missingParts, partKey } from "../domain/full-output";
 import type { Env } from "../env";
 
-const MAX_LIST_PAGES = 8;
+/** Heads in flight at once: a Worker has six connections open at a time, the rest would queue. */
+const HEADS_AT_ONCE = 6;
 
 /**
- * Sizes by key under a job's prefix: one list for up to 1,000 parts. Parts re-sent with other
- * bytes leave keys of their own (decision 601), so a few more pages may be needed; bounded.
+ * Sizes by key of the parts a completion names. One list of the job's prefix holds them all (up to
+ * 1,000 parts) unless parts were re-sent with other bytes: each such re-send leaves a key of its
+ * own (decision 601), so however many there are, a named part the first page did not show is
+ * looked up by its key. The count of re-sends never hides a part.
  */
-async function storedParts(bucket: R2Bucket, prefix: string): Promise<Map<string, number>> {
-  const stored = new Map<string, number>();
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
-    const listed = await bucket.list({ prefix, limit: 1000, ...(cursor ? { cursor } : {}) });
-    for (const object of listed.objects) stored.set(object.key, object.size);
-    if (!listed.truncated) break;
-    cursor = listed.cursor;
+async function storedParts(
+  bucket: R2Bucket,
+  prefix: string,
+  output: FullOutputBody,
+): Promise<Map<string, number>> {
+  const listed = await bucket.list({ prefix, limit: 1000 });
+  const stored = new Map(listed.objects.map((object) => [object.key, object.size]));
+  if (!listed.truncated) return stored;
+  const unseen = output.parts
+    .map((part, index) => partKey(prefix, index, part.sha256))
+    .filter((key) => !stored.has(key));
+  for (let first = 0; first < unseen.length; first += HEADS_AT_ONCE) {
+    const heads = unseen.slice(first, first + HEADS_AT_ONCE).map((key) => bucket.head(key));
+    for (const object of await Promise.all(heads)) {
+      if (object !== null) stored.set(object.key, object.size);
+    }
   }
   return stored;
 }
 
 /**
- * Checks the parts a completion names against the bucket: one list of the job's prefix. Null
- * when all are there as named; else the problem, which names each missing part.
+ * Checks the parts a completion names against the bucket: one list of the job's prefix, and a
+ * head for each named part it did not show. Null when all are there as named; else the problem,
+ * which names each missing part.
  */
 export async function checkFullOutput(
   env: Env,
@@ -41,7 +53,7 @@ export async function checkFullOutput(
     });
   }
   if (env.OUTPUTS === undefined) return problem("internal", "no R2 bucket is bound as OUTPUTS");
-  const stored = await storedParts(env.OUTPUTS, prefix);
+  const stored = await storedParts(env.OUTPUTS, prefix, output);
   const errors = missingParts(prefix, output, stored);
   if (errors.length === 0) return null;
   const detail = `${errors.length} of ${output.parts.length} parts are not stored as named: ${errors

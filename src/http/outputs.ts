@@ -4,7 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { MAX_PART_BYTES, PART_SHA256_HEADER } from "../../shared/full-output";
 import { problem } from "../../shared/problem";
 import type { Result } from "../domain/errors";
-import { partKey, partSlices, rangeAsk } from "../domain/full-output";
+import { partKey, partSlices, rangeAsk, rangeStands } from "../domain/full-output";
 import type { FullOutput } from "../domain/state";
 import { type AppEnv, sessionStub, tenantSessionStub } from "./context";
 import { callbackToken } from "./jobs";
@@ -43,22 +43,24 @@ function streamRange(
 
 /**
  * The whole output (200) or the range asked for (206), streamed part after part; 416 past its end.
- * A HEAD gets the same status and headers, with the length, and nothing is read from the bucket.
+ * An `If-Range` that does not match makes it the whole output. A HEAD gets the same status and
+ * headers, with the length, and nothing is read from the bucket.
  */
 function fullOutputAnswer(
   bucket: R2Bucket | undefined,
   found: Result<{ prefix: string; output: FullOutput }>,
-  range: string | undefined,
-  method: string,
+  request: { range?: string | undefined; ifRange?: string | undefined; method: string },
 ): Response {
   if (!found.ok) return problem(found.code, found.detail);
   if (bucket === undefined) return noBucket();
   const { prefix, output } = found.value;
+  const etag = `"${output.sha256}"`;
   const headers = new Headers({
     "accept-ranges": "bytes",
     "content-type": "application/octet-stream",
-    etag: `"${output.sha256}"`,
+    etag,
   });
+  const range = rangeStands(request.ifRange, etag) ? request.range : undefined;
   const ask = rangeAsk(range, output.bytes);
   if (ask.kind === "unsatisfiable") {
     const refused = problem(
@@ -71,12 +73,19 @@ function fullOutputAnswer(
   const [start, end, status] =
     ask.kind === "whole" ? [0, output.bytes - 1, 200] : [ask.start, ask.end, 206];
   if (ask.kind === "range") headers.set("content-range", `bytes ${start}-${end}/${output.bytes}`);
-  if (method === "HEAD") {
+  if (request.method === "HEAD") {
     headers.set("content-length", String(end - start + 1));
     return new Response(null, { status, headers });
   }
   return new Response(streamRange(bucket, prefix, output, start, end), { status, headers });
 }
+
+/** What a read of a full output asks, from its request. */
+const readOf = (req: { header(name: string): string | undefined; method: string }) => ({
+  range: req.header("range"),
+  ifRange: req.header("if-range"),
+  method: req.method,
+});
 
 export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(
@@ -144,12 +153,12 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.getOutput, async (c) => {
     const { sid, handle } = c.req.valid("param");
     const found = await sessionStub(c, sid).fullOutput({ handle });
-    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"), c.req.method);
+    return fullOutputAnswer(c.env.OUTPUTS, found, readOf(c.req));
   });
 
   serve(app, routes.opsGetOutput, async (c) => {
     const { tenant, sid, handle } = c.req.valid("param");
     const found = await tenantSessionStub(c.env, tenant, sid).fullOutput({ handle });
-    return fullOutputAnswer(c.env.OUTPUTS, found, c.req.header("range"), c.req.method);
+    return fullOutputAnswer(c.env.OUTPUTS, found, readOf(c.req));
   });
 }

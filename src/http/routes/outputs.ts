@@ -60,6 +60,10 @@ export const uploadPart = createRoute({
 /** What the agent's and the operator's reads of a full output take and answer alike. */
 const rangeHeader = z.object({
   range: z.string().optional().meta({ description: "`bytes=<first>-<last>`, one range" }),
+  "if-range": z.string().optional().meta({
+    description:
+      "The `ETag` of the output a resumed read began on: the range if it is still that output, else 200 and the whole output",
+  }),
 });
 const outputAnswers = {
   200: {
@@ -80,7 +84,7 @@ export const getOutput = createRoute({
   tags,
   summary: "Read a job's full output, whole or by byte range",
   description:
-    "One `Range: bytes=a-b` (or `a-`, `-n`) → 206 with `Content-Range`; none → 200, the whole output streamed. The `ETag` is the output's SHA-256. A range starting past the end → 416. 404 when the job has no full output; 410 once the job was purged.",
+    "One `Range: bytes=a-b` (or `a-`, `-n`) → 206 with `Content-Range`; none → 200, the whole output streamed. The `ETag` is the output's SHA-256; an `If-Range` other than it (a weak tag, a date) → 200, the whole output. A range starting past the end → 416. 404 when the job has no full output; 410 once the job was purged.",
   security: AGENT,
   request: {
     params: jobParams,
