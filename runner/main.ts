@@ -26,7 +26,9 @@ if (sandbox.warning !== null) console.error(`[runner] WARNING: ${sandbox.warning
 const cgroups = process.env.RUNNER_CGROUPS === "off" ? { memory: null, pids: null } : cgroupRoots();
 const held = [cgroups.memory && "memory", cgroups.pids && "pids"].filter(Boolean).join(" and ");
 const who =
-  sandbox.user === null ? "the runner's own user" : `uid ${sandbox.user.uid} gid ${sandbox.user.gid}`;
+  sandbox.user === null
+    ? "the runner's own user"
+    : `uid ${sandbox.user.uid} gid ${sandbox.user.gid}`;
 const filter = sandbox.seccomp === null ? "no seccomp filter" : "a seccomp filter";
 console.log(
   `[runner] sandbox ${sandbox.mode}${sandbox.mode === "bwrap" ? ` (network ${sandbox.network}; commands run as ${who}, with ${filter})` : ""}; workspaces in ${sandbox.workRoot}; cgroup limits: ${held || "none (memory falls back to RLIMIT_AS, no pids limit)"}`,
