@@ -3,7 +3,7 @@
 // exist, and what the command's workspace is, are the launcher's to say.
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, lstatSync, readlinkSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 
 export type SandboxNetwork = "none" | "host";
 
@@ -63,9 +63,13 @@ function systemMounts(readOnly: readonly string[]): string[] {
   });
 }
 
-/** Where `name` is on PATH, as the shell would find it, or null. */
+/**
+ * Where `name` is on PATH, as the shell would find it, or null. Only absolute entries count: an
+ * empty or relative one means the working directory, which for a command is its workspace.
+ */
 export function findOnPath(name: string, path = process.env.PATH ?? ""): string | null {
   for (const dir of path.split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
     try {
       accessSync(join(dir, name), constants.X_OK);
       return join(dir, name);
@@ -76,8 +80,17 @@ export function findOnPath(name: string, path = process.env.PATH ?? ""): string 
   return null;
 }
 
+const programs = new Map<string, string>();
+
+/** The absolute path root runs `name` from: never looked up again, never in a workspace. */
+export function program(name: "bwrap" | "setpriv"): string {
+  const known = programs.get(name) ?? findOnPath(name) ?? `/usr/bin/${name}`;
+  programs.set(name, known);
+  return known;
+}
+
 /** Runs the rest as `user`, with no supplementary group, no capability, and no way to regain one. */
-export const dropTo = (user: SandboxUser, setpriv = "setpriv"): string[] => [
+export const dropTo = (user: SandboxUser, setpriv = program("setpriv")): string[] => [
   setpriv,
   `--reuid=${user.uid}`,
   `--regid=${user.gid}`,

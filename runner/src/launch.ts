@@ -4,7 +4,7 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { bwrapArgs, dropTo, probeBwrap } from "./bwrap";
+import { bwrapArgs, dropTo, probeBwrap, program } from "./bwrap";
 import { type CgroupRoots, CommandCgroup } from "./cgroup";
 import { spawnInGroup } from "./process-group";
 import { DEFAULT_LIMITS, DEFAULT_SANDBOX_USER, type SandboxSettings } from "./sandbox-settings";
@@ -102,14 +102,14 @@ export function launch(
   const sandboxed = sandbox.mode === "bwrap";
   const placed =
     sandboxed || request.workspace !== undefined
-      ? placeCommand(sandbox.workRoot, request.workspace, request.workdir, sandbox.user)
+      ? placeCommand(sandbox.workRoot, request.workspace, request.workdir, sandbox.user, !sandboxed)
       : null;
   const cgroup = new CommandCgroup(cgroups, name, sandbox.limits);
   const inner =
     sandboxed && placed !== null
       ? [
           ...(sandbox.user === null ? [] : dropTo(sandbox.user)),
-          "bwrap",
+          program("bwrap"),
           ...bwrapArgs({
             network: sandbox.network,
             workspace: placed.workspace,

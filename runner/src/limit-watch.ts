@@ -1,7 +1,6 @@
 // Watches one running command against its limits and names the first one it passed. Ending the
 // command, and reporting which limit did, is left to the process table.
-import { type Dir, lstatSync, opendirSync } from "node:fs";
-import { join } from "node:path";
+import { type ChildProcess, spawn } from "node:child_process";
 import type { CommandCgroup } from "./cgroup";
 import type { Limits } from "./sandbox-settings";
 
@@ -13,9 +12,8 @@ export type LimitHit =
   | "disk_limit";
 
 const TICK_MS = 100;
-/** The workspace walk goes on every this many ticks, this many entries at a time. */
+/** The workspace's size is asked for every this many ticks (a walk still running is not restarted). */
 const DISK_EVERY_TICKS = 5;
-const ENTRIES_PER_STEP = 10_000;
 /**
  * Every entry counts at least one block of the usual file system, as `du` would: a tree of many
  * empty files fills a disk too, and the charge bounds a walk at `diskBytes / BLOCK` entries.
@@ -25,77 +23,67 @@ export const BLOCK = 4096;
 const charge = (size: number): number => Math.max(BLOCK, Math.ceil(size / BLOCK) * BLOCK);
 
 /**
- * Walks one workspace a few thousand entries at a time — a directory of a million names included —
- * so a tree of any size is summed without a long stall of the runner. Every entry is counted; a
- * pass ends at the tree's end or at `limit`, and the next step starts a new one.
+ * GNU find walks the workspace: by directory descriptors, so a path past PATH_MAX is walked like
+ * any other; without following a symlink, even one swapped in for a directory during the walk; in
+ * a process of its own, so a tree of any size never stalls the runner.
+ */
+const FIND = "/usr/bin/find";
+
+/**
+ * Sums one workspace, a pass at a time. A pass that reaches the limit stops there; the bytes known
+ * are the last pass's total, or the running pass's count once that reached the limit.
  */
 export class DiskMeter {
-  private readonly dirs: string[] = [];
-  private open: { readonly dir: Dir; readonly path: string } | null = null;
-  private bytes = 0;
-  private walking = false;
+  private walk: ChildProcess | null = null;
+  private known = 0;
 
   constructor(
     private readonly root: string,
     private readonly limit: number,
   ) {}
 
-  /** Goes on for at most `budget` entries: the bytes counted so far in this pass, and if it ended. */
-  step(budget: number): { readonly bytes: number; readonly done: boolean } {
-    if (!this.walking) {
-      this.walking = true;
-      this.dirs.push(this.root);
-      this.bytes = 0;
-    }
-    for (let left = budget; left > 0 && this.bytes < this.limit; left -= 1) {
-      if (this.open === null) {
-        const path = this.dirs.pop();
-        if (path === undefined) break;
-        try {
-          this.open = { dir: opendirSync(path), path };
-        } catch {
-          // Removed since it was listed.
-        }
-        continue;
-      }
-      const entry = this.open.dir.readSync();
-      if (entry === null) {
-        this.close();
-        continue;
-      }
-      const path = join(this.open.path, entry.name);
-      try {
-        const stat = lstatSync(path);
-        if (stat.isDirectory()) this.dirs.push(path);
-        this.bytes += charge(stat.size);
-      } catch {
-        // Removed since the listing.
-      }
-    }
-    const done = this.bytes >= this.limit || (this.open === null && this.dirs.length === 0);
-    if (done) {
-      this.close();
-      this.dirs.length = 0;
-      this.walking = false;
-    }
-    return { bytes: this.bytes, done };
+  /** The bytes known now; starts a pass unless one is running. */
+  poll(): number {
+    if (this.walk === null) void this.pass();
+    return this.known;
   }
 
-  /** The whole tree at once (bounded by `limit / BLOCK` entries): at exit. */
-  measure(): number {
-    for (;;) {
-      const { bytes, done } = this.step(ENTRIES_PER_STEP);
-      if (done) return bytes;
-    }
+  /** Runs a pass to its end (or the limit): what exit checks. */
+  async measure(): Promise<number> {
+    return this.pass();
+  }
+
+  private pass(): Promise<number> {
+    return new Promise((resolve) => {
+      let counted = 0;
+      let partial = "";
+      const walk = spawn(FIND, [this.root, "-xdev", "-printf", "%s\n"], {
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      this.walk = walk;
+      walk.stdout.setEncoding("latin1");
+      walk.stdout.on("data", (chunk: string) => {
+        const lines = (partial + chunk).split("\n");
+        partial = lines.pop() ?? "";
+        for (const line of lines) counted += charge(Number(line) || 0);
+        if (counted >= this.limit) {
+          this.known = counted;
+          walk.kill("SIGKILL");
+        }
+      });
+      const done = () => {
+        if (this.walk === walk) this.walk = null;
+        this.known = counted;
+        resolve(counted);
+      };
+      walk.once("error", done);
+      walk.once("close", done);
+    });
   }
 
   close(): void {
-    try {
-      this.open?.dir.closeSync();
-    } catch {
-      // Already closed.
-    }
-    this.open = null;
+    this.walk?.kill("SIGKILL");
+    this.walk = null;
   }
 }
 
@@ -107,26 +95,19 @@ export interface Watched {
 }
 
 /**
- * The first limit `watched` has passed, or null. With a `disk` meter the walk goes one step on;
- * with "final", the whole workspace is measured (a workspace at the limit counts).
+ * The first limit `watched` has passed, or null. `diskBytes` is the workspace's size as last
+ * measured (null: not asked this time); at the limit counts, as RLIMIT_FSIZE stops a file there.
  */
 export function limitPassed(
   watched: Watched,
   limits: Limits,
   now: number,
-  disk: DiskMeter | "final" | null,
+  diskBytes: number | null,
 ): LimitHit | null {
   if (watched.cgroup.memoryLimitHit()) return "memory_limit";
   if (watched.cgroup.pidsLimitHit()) return "pids_limit";
   if (watched.outputBytes() > limits.outputBytes) return "output_limit";
-  if (disk !== null && watched.workspace !== null) {
-    // At the limit counts: RLIMIT_FSIZE stops a single file exactly there.
-    const bytes =
-      disk === "final"
-        ? new DiskMeter(watched.workspace, limits.diskBytes).measure()
-        : disk.step(ENTRIES_PER_STEP).bytes;
-    if (bytes >= limits.diskBytes) return "disk_limit";
-  }
+  if (diskBytes !== null && diskBytes >= limits.diskBytes) return "disk_limit";
   if (now - watched.startedAt >= limits.wallMs) return "runner_timeout";
   return null;
 }
@@ -142,12 +123,8 @@ export function watchLimits(
     watched.workspace === null ? null : new DiskMeter(watched.workspace, limits.diskBytes);
   const timer = setInterval(() => {
     ticks += 1;
-    const hit = limitPassed(
-      watched,
-      limits,
-      Date.now(),
-      ticks % DISK_EVERY_TICKS === 0 ? meter : null,
-    );
+    const disk = meter !== null && ticks % DISK_EVERY_TICKS === 0 ? meter.poll() : null;
+    const hit = limitPassed(watched, limits, Date.now(), disk);
     if (hit === null) return;
     clearInterval(timer);
     meter?.close();

@@ -8,7 +8,7 @@ import { removeWhenEmpty } from "./cgroup";
 import { childEnvironment } from "./child-env";
 import { type Exit, exitOf } from "./exit-status";
 import { embeddedPlan, type LaunchPlan, launch } from "./launch";
-import { type LimitHit, limitPassed, watchLimits } from "./limit-watch";
+import { DiskMeter, type LimitHit, limitPassed, watchLimits } from "./limit-watch";
 import { OutputBuffer } from "./output-buffer";
 import { OutputSpool, removeSpool, spoolPath } from "./output-spool";
 import { endSession } from "./process-group";
@@ -191,15 +191,17 @@ export class ProcessTable {
         child.once("error", (error) => resolve({ kind: "spawn_failed", message: error.message }));
         // `close` (not `exit`) waits for stdout/stderr to drain, so no output is lost.
         child.once("close", (code, signal) => resolve(exitOf(code, signal, this.sandboxed)));
-      }).then((exit) => {
+      }).then(async (exit) => {
         stopWatching();
         // A limit that ended the command by itself (the OOM killer, RLIMIT_FSIZE) is seen only now.
         if (managed.limitHit === null && !managed.killRequested) {
+          const disk =
+            workspace === null ? null : await new DiskMeter(workspace, limits.diskBytes).measure();
           managed.limitHit = limitPassed(
             watched,
             { ...limits, wallMs: Infinity },
             Date.now(),
-            "final",
+            disk,
           );
         }
         removeWhenEmpty(cgroup);

@@ -59,6 +59,7 @@ export function placeCommand(
   name: string | undefined,
   workdir: string | undefined,
   owner: SandboxUser | null = null,
+  followLinks = true,
 ): Placement {
   const chosen = name ?? SHARED_WORKSPACE;
   if (chosen !== SHARED_WORKSPACE && !isWorkspaceName(chosen)) {
@@ -72,9 +73,13 @@ export function placeCommand(
     // Only the directory: what older runners' commands left in it as root stays root's.
     lchownSync(workspace, owner.uid, owner.gid);
   }
-  // Relative to the workspace, or absolute inside it; `..` and symlinks may not lead out of it.
+  // Relative to the workspace, or absolute inside it; `..` may not lead out of it. Symlinks are
+  // followed here only for a command that runs as the runner's user anyway: for a sandboxed one,
+  // the runner following them would tell it which of the host's paths exist. The sandbox enters
+  // the directory itself and checks where it landed (launch.ts).
   const cwd = workdir === undefined ? workspace : resolve(workspace, workdir);
-  if (!within(workspace, cwd) || !within(realExisting(workspace), realExisting(cwd))) {
+  const outside = followLinks ? !within(realExisting(workspace), realExisting(cwd)) : false;
+  if (!within(workspace, cwd) || outside) {
     throw new OutsideWorkspace(
       `workdir ${JSON.stringify(workdir)} is outside the command's workspace: name a directory inside it`,
     );

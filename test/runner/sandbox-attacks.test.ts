@@ -71,7 +71,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAllRunners();
   await inbox.close();
-  rmSync(root, { recursive: true, force: true });
+  // GNU rm, which walks by descriptors: one test leaves a path longer than Node's rm can remove.
+  execFileSync("rm", ["-rf", root]);
 });
 
 async function exec(cmd: string, workspace = "attacker", yieldMs = 10_000) {
@@ -366,6 +367,16 @@ describe.concurrent("a hostile command against the host's kernel and files (issu
       `perl -e 'for (1..25_000) { open my $f, ">", "f$_" or die; print $f "x" x 1000 }'; sleep 30`,
       "many-files",
     );
+    expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
+  });
+
+  it("files below a path longer than PATH_MAX still count toward the disk limit", async () => {
+    // 18 directories of 250 characters: past 4,096 bytes, where a walk by path fails.
+    const answer = await exec(
+      `n=$(printf 'd%.0s' $(seq 250)); for i in $(seq 18); do mkdir $n && cd $n; done; pwd -P | wc -c; head -c 5M /dev/zero > f1; head -c 5M /dev/zero > f2; sleep 30`,
+      "deep-files",
+    );
+    expect(Number(String(answer.output).trim())).toBeGreaterThan(4096);
     expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
   });
 

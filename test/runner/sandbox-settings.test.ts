@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -58,6 +58,34 @@ describe.concurrent("choosing the sandbox at start (real runner processes)", () 
     expect(unknown.output).toContain('RUNNER_SANDBOX must be bwrap or none, not "docker"');
     const network = await runnerRefusal({ RUNNER_SANDBOX_NETWORK: "bridge" });
     expect(network.output).toContain('RUNNER_SANDBOX_NETWORK must be none or host, not "bridge"');
+  });
+
+  it("a runner whose PATH has an empty entry never runs a workspace's own `setpriv` or `bwrap` as root", async () => {
+    const marker = join(root, "ran-as-root");
+    const runner = await startRunnerProcess(join(root, "empty-path"), {
+      env: { PATH: `:${process.env.PATH}`, RUNNER_WORK_ROOT: join(root, "empty-path-work") },
+    });
+    // Both would run as the runner's user (root here) if `sh` or `setpriv` looked them up in the
+    // working directory, which is the workspace.
+    const planted = await run(
+      runner.base,
+      `for name in setpriv bwrap; do printf '#!/bin/sh\\ntouch ${marker}\\n' > $name; chmod 755 $name; done; echo planted`,
+      { workspace: "s1" },
+    );
+    const next = await run(runner.base, "id -u", { workspace: "s1" });
+    await runner.stop();
+    expect(planted.body.output).toBe("planted\n");
+    expect(next.body).toMatchObject({ exit_code: 0 });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("RUNNER_SANDBOX_UID 0, a uid without root, and a relative read-only directory are refused at start", async () => {
+    const zero = await runnerRefusal({ RUNNER_SANDBOX_UID: "0" });
+    expect(zero.output).toContain("must be user and group ids other than 0");
+    const relative = await runnerRefusal({ RUNNER_SANDBOX_READ_ONLY: "/opt,tools" });
+    expect(relative.output).toContain(
+      'RUNNER_SANDBOX_READ_ONLY lists absolute directories other than /, not "tools"',
+    );
   });
 
   it("with RUNNER_SANDBOX_NETWORK=host a sandboxed command reaches loopback; a workspace that is not a session id is refused", async () => {
