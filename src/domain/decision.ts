@@ -84,6 +84,8 @@ export type Write =
   | { readonly type: "update_liveness"; readonly job: Extract<Job, { result: null }> }
   /** A running job takes `bytes` more of full-output parts (full-output.ts): its tally moves. */
   | { readonly type: "add_uploaded_bytes"; readonly handle: string; readonly bytes: number }
+  /** A run finished: its id is kept for the rest of the lifetime, so it never registers again. */
+  | { readonly type: "insert_finished_run"; readonly runId: string; readonly finishedAt: number }
   /** Retention over every row, loaded or not: jobs and acks at or before `horizon` go. */
   | { readonly type: "purge_before"; readonly horizon: number; readonly now: number };
 
@@ -113,6 +115,8 @@ export interface Needs {
   readonly jobs?: { readonly handles: readonly string[]; readonly output: boolean };
   /** Tombstones of purged handles. */
   readonly tombstones?: readonly string[];
+  /** Run ids, to tell which of them finished in this lifetime. */
+  readonly finishedRuns?: readonly string[];
   /** The first claimable items by generation, at most `max`, within `maxBytes` past the first. */
   readonly claimable?: { readonly max: number; readonly maxBytes: number };
   /** Inbox items by id, without their envelopes (an ack never reads one). */

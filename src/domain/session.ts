@@ -6,7 +6,7 @@ import type { Ctx, Decision, Rule } from "./decision";
 import { coreOnly, decided } from "./decision";
 import { fail } from "./errors";
 import { messageBytesRefusal, type Quotas } from "./quotas";
-import { own } from "./records";
+import { copyOf, own } from "./records";
 import type { Core, Message, Resume, Role, Session, Wake } from "./state";
 import { jobStatus, resumeDeliveredAt, resumeEndedAt, resumeFields, sessionStatus } from "./state";
 import { utf8Bytes } from "./text";
@@ -47,6 +47,7 @@ export function createSession(
     jobs: {},
     inbox: {},
     purged: {},
+    finishedRuns: {},
   };
   return decided(session, session);
 }
@@ -127,6 +128,14 @@ export function registerRun(
       `resume ${cmd.resumeId} was already taken by a run; a finished run does not register again`,
     );
   }
+  // A run id is used once per lifetime: registering a finished run again (a retried request, a
+  // replayed bare run id) would start it over and record it again.
+  if (own(session.finishedRuns, cmd.runId) !== undefined) {
+    return fail(
+      "invalid_transition",
+      `run ${cmd.runId} already finished in this session lifetime; a run id is used once`,
+    );
+  }
   // Registering a run takes the pending resume: it is never delivered again. A failed one is
   // taken too: the host is back and sees the inbox, so nothing is left for an operator to redeliver.
   const taken = session.resume !== null && takenByRun(session.resume);
@@ -200,11 +209,14 @@ export function finishRun(
 ): Decision<Session> {
   const notActive = requireActiveRun(session, cmd.runId);
   if (notActive) return notActive;
-  const ended: Session = { ...session, run: null };
+  const finishedRuns = copyOf(session.finishedRuns);
+  finishedRuns[cmd.runId] = now;
+  const ended: Session = { ...session, run: null, finishedRuns };
+  const writes = [{ type: "insert_finished_run", runId: cmd.runId, finishedAt: now }] as const;
   // With a wait armed, unclaimed items travel with that wait's wake instead.
-  if (ended.wait !== null || cmd.pending === 0) return decided(ended, ended);
+  if (ended.wait !== null || cmd.pending === 0) return decided(ended, ended, [], writes);
   const woken = scheduleResume(ended, "inbox_pending", cmd.resumeId, now).session;
-  return decided(woken, woken);
+  return decided(woken, woken, [], writes);
 }
 
 // ---- the rules: what each command reads, decides and records -------------------------------
@@ -226,7 +238,7 @@ export const registerRule: Rule<
   Parameters<typeof registerRun>[1],
   { run_id: string; notify_seq: number }
 > = {
-  needs: coreOnly,
+  needs: (_, cmd) => ({ finishedRuns: [cmd.runId] }),
   decide: ({ session }, cmd, ctx) => registerRun(session, cmd, ctx.now),
   // Registering the active run again changes nothing, so it records nothing either.
   events: (cmd, value, _, before) =>

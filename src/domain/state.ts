@@ -240,7 +240,8 @@ export interface InboxItem {
 
 /**
  * The core (identity, run, wait, resume, counters) is what the session object keeps in memory.
- * `messages`, `jobs`, `inbox` and `purged` hold only the rows a rule was given or wrote: the
+ * `messages`, `jobs`, `inbox`, `purged` and `finishedRuns` hold only the rows a rule was given or
+ * wrote: the
  * shell loads the ones a command touches and keeps none of them; a test model may hold them all.
  */
 export interface Session {
@@ -279,10 +280,15 @@ export interface Session {
   readonly inbox: Readonly<Record<string, InboxItem>>;
   /** Loaded tombstones: handles whose job was purged after retention, with the purge time. */
   readonly purged: Readonly<Record<string, number>>;
+  /**
+   * Loaded run ids that finished in this lifetime, with the finish time: a run id is used once per
+   * lifetime, so a replayed register of a finished run is refused (one row per finished run).
+   */
+  readonly finishedRuns: Readonly<Record<string, number>>;
 }
 
 /** What a session object keeps in memory between requests: the session without its rows. */
-export type Core = Omit<Session, "messages" | "jobs" | "inbox" | "purged">;
+export type Core = Omit<Session, "messages" | "jobs" | "inbox" | "purged" | "finishedRuns">;
 
 export type SessionStatus = "idle" | "running" | "suspended" | "resuming";
 

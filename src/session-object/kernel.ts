@@ -57,7 +57,7 @@ export interface Committed<T> {
 }
 
 const coreOf = (session: Session): Core => {
-  const { messages: _m, jobs: _j, inbox: _i, purged: _p, ...core } = session;
+  const { messages: _m, jobs: _j, inbox: _i, purged: _p, finishedRuns: _f, ...core } = session;
   return core;
 };
 

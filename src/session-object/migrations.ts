@@ -431,6 +431,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX inbox_by_acked_at ON inbox (acked_at);
     `,
   },
+  {
+    id: 12,
+    description: "the run ids finished in the lifetime: a finished run id does not register again",
+    // One small row per finished run, read by key when a run registers; WITHOUT ROWID so a finish
+    // writes one billed row. It goes with the lifetime like the other rows (store.ts, writeCore;
+    // a delete drops the whole storage). Runs that finished before this table have no row.
+    sql: `
+      CREATE TABLE finished_runs (run_id TEXT NOT NULL PRIMARY KEY, finished_at INTEGER NOT NULL)
+        WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

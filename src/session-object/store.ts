@@ -232,6 +232,8 @@ export function loadRows(
       ? dict<Job>()
       : loadJobs(sql, handles, needs.jobs?.output ?? false);
   const purged = tombstones.length === 0 ? dict<number>() : loadTombstones(sql, tombstones);
+  const runIds = needs.finishedRuns ?? [];
+  const finishedRuns = runIds.length === 0 ? dict<number>() : loadFinishedRuns(sql, runIds);
   const inbox =
     needs.claimable !== undefined
       ? loadClaimable(sql, now, needs.claimable.max, needs.claimable.maxBytes)
@@ -245,6 +247,7 @@ export function loadRows(
     jobs: fence(jobs, handles),
     purged: fence(purged, tombstones),
     inbox: fence(inbox, inboxKeys),
+    finishedRuns: fence(finishedRuns, runIds),
   };
   return { session, overdue };
 }
@@ -296,6 +299,21 @@ function loadTombstones(sql: SqlStorage, handles: readonly string[]): Record<str
     if (row !== undefined) purged[handle] = row.purged_at;
   }
   return purged;
+}
+
+/** Which of `runIds` finished in this lifetime: one primary-key lookup each. */
+function loadFinishedRuns(sql: SqlStorage, runIds: readonly string[]): Record<string, number> {
+  const finished = dict<number>();
+  for (const runId of new Set(runIds)) {
+    const row = sql
+      .exec<{ finished_at: number }>(
+        "SELECT finished_at FROM finished_runs WHERE run_id = ?",
+        runId,
+      )
+      .toArray()[0];
+    if (row !== undefined) finished[runId] = row.finished_at;
+  }
+  return finished;
 }
 
 /**
@@ -549,7 +567,15 @@ const columnValues = (core: Core) =>
 const WRITE_SESSION = `REPLACE INTO session (singleton, ${COLUMN_NAMES.join(", ")}, audit_held)
   VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")}, ?)`;
 
-const TABLES = ["session", "messages", "jobs", "inbox", "purged", "outputs"] as const;
+const TABLES = [
+  "session",
+  "messages",
+  "jobs",
+  "inbox",
+  "purged",
+  "outputs",
+  "finished_runs",
+] as const;
 
 /** True when `writeCore` writes the row for this change of the core (a held record aside). */
 export const coreMoves = (before: Core | null, after: Core): boolean =>
@@ -685,6 +711,14 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
     case "purge_before":
       purgeBefore(sql, write.horizon, write.now);
       return;
+    case "insert_finished_run":
+      // Never a conflict: a finished id does not register again, so it cannot finish twice.
+      sql.exec(
+        "INSERT INTO finished_runs (run_id, finished_at) VALUES (?, ?)",
+        write.runId,
+        write.finishedAt,
+      );
+      return;
     case "update_liveness": {
       const { job } = write;
       // One row: a running job's liveness columns, never its result (the guard keeps a finished
@@ -736,5 +770,10 @@ export function snapshot(sql: SqlStorage): Session | null {
     .exec<MessageRow>("SELECT * FROM messages ORDER BY idx")
     .toArray()
     .map(messageFromRow);
-  return { ...core, messages, jobs, inbox, purged };
+  const finishedRuns = dict<number>();
+  for (const row of sql.exec<{ run_id: string; finished_at: number }>(
+    "SELECT * FROM finished_runs",
+  ))
+    finishedRuns[row.run_id] = row.finished_at;
+  return { ...core, messages, jobs, inbox, purged, finishedRuns };
 }

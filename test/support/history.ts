@@ -197,8 +197,11 @@ export class History {
     if (!decision.ok || decision.state === null) return decision;
     checkWrites(given, decision.state, decision.writes);
     const rows = applyWrites(s, decision.writes);
-    const { messages, jobs, inbox, purged } = rows;
-    return { ...decision, state: { ...decision.state, messages, jobs, inbox, purged } };
+    const { messages, jobs, inbox, purged, finishedRuns } = rows;
+    return {
+      ...decision,
+      state: { ...decision.state, messages, jobs, inbox, purged, finishedRuns },
+    };
   }
 
   private apply<T>(command: Command, decision: Decision<T>): Decision<T> {

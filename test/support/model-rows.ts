@@ -70,12 +70,19 @@ export function loadFor(session: Session, needs: Needs, now: number): Session {
     const item = own(session.inbox, id);
     if (item !== undefined) inbox[id] = item;
   }
+  const runIds = needs.finishedRuns ?? [];
+  const finishedRuns = dict<number>();
+  for (const runId of runIds) {
+    const at = own(session.finishedRuns, runId);
+    if (at !== undefined) finishedRuns[runId] = at;
+  }
   return {
     ...session,
     messages: [],
     jobs: fence(jobs, handles),
     purged: fence(purged, tombstones),
     inbox: fence(inbox, needs.items ?? Object.keys(inbox)),
+    finishedRuns: fence(finishedRuns, runIds),
   };
 }
 
@@ -85,6 +92,7 @@ export function applyWrites(session: Session, writes: readonly Write[]): Session
   let jobs = copyOf(session.jobs);
   let inbox = copyOf(session.inbox);
   let purged = copyOf(session.purged);
+  const finishedRuns = copyOf(session.finishedRuns);
   for (const write of writes) {
     switch (write.type) {
       case "insert_message":
@@ -113,6 +121,9 @@ export function applyWrites(session: Session, writes: readonly Write[]): Session
       }
       case "insert_envelope":
         inbox[write.item.envelope.id] = write.item;
+        break;
+      case "insert_finished_run":
+        finishedRuns[write.runId] = write.finishedAt;
         break;
       case "mark_claimed":
         for (const id of write.ids) {
@@ -144,7 +155,7 @@ export function applyWrites(session: Session, writes: readonly Write[]): Session
       }
     }
   }
-  return { ...session, messages, jobs, inbox, purged };
+  return { ...session, messages, jobs, inbox, purged, finishedRuns };
 }
 
 /**
@@ -160,6 +171,7 @@ export function checkWrites(given: Session, decided: Session, writes: readonly W
       jobs: sorted(session.jobs),
       inbox: sorted(session.inbox),
       purged: sorted(session.purged),
+      finishedRuns: sorted(session.finishedRuns),
     });
   if (rows(applied) !== rows(decided)) {
     throw new Error(

@@ -77,3 +77,63 @@ describe("registering a run with a resume id", () => {
     expect(await trail()).toEqual(before);
   });
 });
+
+describe("registering a run id that already finished", () => {
+  const trail = async (sid: string) =>
+    (
+      await api.call("GET", `/v1/ops/sessions/default/${sid}/events?limit=500`, {
+        token: OPERATOR_TOKEN,
+      })
+    ).body.events as Array<{ type: string; detail: Record<string, unknown> }>;
+  const finish = (sid: string, runId: string) =>
+    api.call("POST", `/v1/sessions/${sid}/runs/${runId}/finish`);
+
+  it("a finished run id does not register again: 409 invalid_transition, nothing recorded", async () => {
+    const sid = api.uniqueId("register-finished");
+    await api.createSession(sid);
+    expect(await api.registerRun(sid, { run_id: "run-x" })).toBe("run-x");
+    expect((await finish(sid, "run-x")).status).toBe(200);
+    const trailBefore = JSON.stringify(await trail(sid));
+    const viewBefore = JSON.stringify(await api.view(sid));
+    expect(JSON.parse(viewBefore)).toMatchObject({ status: "idle", run: null });
+
+    // The attack replayed the bare run id; each replay is refused the same way.
+    for (let replay = 0; replay < 6; replay++) {
+      const refused = await api.call("POST", `/v1/sessions/${sid}/runs`, {
+        body: { run_id: "run-x" },
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+      expect(refused.body).toMatchObject({
+        code: "invalid_transition",
+        detail: "run run-x already finished in this session lifetime; a run id is used once",
+      });
+    }
+    expect(JSON.stringify(await api.view(sid))).toBe(viewBefore);
+    expect(JSON.stringify(await trail(sid))).toBe(trailBefore);
+    expect((await trail(sid)).filter((event) => event.type === "run_registered")).toHaveLength(1);
+
+    // A new run id still registers, and the active run registers again idempotently.
+    const again = await api.call("POST", `/v1/sessions/${sid}/runs`, { body: { run_id: "run-y" } });
+    expect(again.status).toBe(201);
+    const same = await api.call("POST", `/v1/sessions/${sid}/runs`, { body: { run_id: "run-y" } });
+    expect(same.status).toBe(201);
+    expect(same.body).toMatchObject({ run_id: "run-y" });
+    expect((await trail(sid)).filter((event) => event.type === "run_registered")).toHaveLength(2);
+  });
+
+  it("after the session is deleted and re-created the same run id registers", async () => {
+    const sid = api.uniqueId("register-new-lifetime");
+    await api.createSession(sid);
+    await api.registerRun(sid, { run_id: "run-x" });
+    expect((await finish(sid, "run-x")).status).toBe(200);
+    expect((await api.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+    await api.createSession(sid);
+
+    const registered = await api.call("POST", `/v1/sessions/${sid}/runs`, {
+      body: { run_id: "run-x" },
+    });
+    expect(registered.status).toBe(201);
+    expect(await api.view(sid)).toMatchObject({ status: "running", run: { run_id: "run-x" } });
+  });
+});

@@ -18,11 +18,13 @@ import * as api from "../support/api";
 // sweep (output-sweep.ts, `sweepPending`). Migration 11 (issue 24 item 3, decisions 820–821)
 // changed strings in place: the records ring's write, probe, range read and counters read (a
 // second record per row), the session row's write (a column more); a session that also claims and
-// acks runs one string more than before (claim and ack have their own UPDATE).
-const WOKEN_SESSION_STATEMENTS = 13;
+// acks runs one string more than before (claim and ack have their own UPDATE). 14 since a run id is
+// used once per lifetime (issue 31 item 14): registering a run reads its id's `finished_runs` row
+// (a session that also finishes a run runs one string more, the row's INSERT).
+const WOKEN_SESSION_STATEMENTS = 14;
 
 describe("what an open session object keeps prepared", () => {
-  it("a new session woken once keeps 13 SQL strings prepared and none of its schema's", async () => {
+  it("a new session woken once keeps 14 SQL strings prepared and none of its schema's", async () => {
     const sid = api.uniqueId("statements");
     const { tokens } = await api.suspendedOn(sid, ["h1"]);
     expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"))).status).toBe(202);

@@ -10,7 +10,7 @@ import { checkInvariants, commandArb, History } from "../support/history";
 
 /** A deleted session's storage: every table empty (the object's deleteAll drops them). */
 const clear = (sql: SqlStorage) => {
-  for (const table of ["session", "messages", "jobs", "inbox", "purged"]) {
+  for (const table of ["session", "messages", "jobs", "inbox", "purged", "finished_runs"]) {
     sql.exec(`DELETE FROM ${table}`);
   }
 };
@@ -41,7 +41,14 @@ describe("storage under random histories", () => {
               expect(store.snapshot(sql)).toEqual(model);
               if (model === null) continue;
               // What the object keeps in memory, and what it reads in SQL instead of scanning rows.
-              const { messages: _m, jobs: _j, inbox: _i, purged: _p, ...core } = model;
+              const {
+                messages: _m,
+                jobs: _j,
+                inbox: _i,
+                purged: _p,
+                finishedRuns: _f,
+                ...core
+              } = model;
               expect(store.loadCore(sql)).toEqual(core);
               expect(store.oldestRetained(sql)).toBe(oldestRetained(model));
               expect(store.countPending(sql, history.now)).toBe(

@@ -30,6 +30,7 @@ async function storeAsBeforeChecks(
       "purged",
       "audit",
       "audit_kept",
+      "finished_runs",
     ]) {
       sql.exec(`DROP TABLE ${table}`);
     }

@@ -19,12 +19,12 @@ export const registerRun = createRoute({
   tags,
   summary: "Register a run (status → running)",
   description:
-    "Takes the pending resume: it is completed and never delivered again. Registering the active run's id again answers it again. The body is optional. A body naming a `resume_id` is never rate limited (the host answering its wake).",
+    "Takes the pending resume: it is completed and never delivered again. Registering the active run's id again answers it again; a run id that already finished in this lifetime, or a resume a run already took, is refused (409 `invalid_transition`): a run id is used once per lifetime. The body is optional. A body naming a `resume_id` is never rate limited (the host answering its wake).",
   security: AGENT,
   request: { params: sessionParams, body: { required: false, ...json(registerRunBody) } },
   responses: {
     201: { description: "The run", ...json(runRegisteredSchema) },
-    ...problems(...AUTHENTICATED, ...WITH_BODY, "run_conflict", ...LIMITED),
+    ...problems(...AUTHENTICATED, ...WITH_BODY, "run_conflict", "invalid_transition", ...LIMITED),
   },
 });
 
