@@ -1,11 +1,12 @@
 // Per-tenant quotas and the rate limit (issue 25 item 6): each quota's 429 with Retry-After and a
 // stable code, a refusal that changes nothing, and nothing already accepted refused for it. The
 // `quota` tenant's quotas are small (vitest.config.ts): 3 sessions, 2 running jobs, 4096 bytes of
-// messages, 3 long-polls per session and 5 per tenant.
+// messages, 8192 bytes of full-output parts, 3 long-polls per session and 5 per tenant.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { tenantSessionStub } from "../../src/http/context";
 import * as api from "../support/api";
+import { bytesOf, upload } from "../support/full-output";
 import { QUOTA_AGENT_TOKEN, RATE_AGENT_TOKEN } from "../support/secrets";
 
 const as = (token: string) => ({
@@ -144,6 +145,27 @@ describe("the message-bytes quota", () => {
     expect((await quota.call("GET", `/v1/sessions/${sid}`)).body.message_count).toBe(2);
     // What still fits is taken.
     expect((await quota.call("POST", path, { role: "user", content: "short" })).status).toBe(201);
+  });
+});
+
+describe("the full-output bytes quota", () => {
+  it("a tenant's own full_output_bytes holds across the session's jobs, finished ones included: 413, nothing stored", async () => {
+    const sid = await session("q-full");
+    const base = `/v1/sessions/${sid}/exec-jobs`;
+    const h1 = (await quota.call("POST", base, { handle: "h1", command: "a" })).body.callback;
+    const h2 = (await quota.call("POST", base, { handle: "h2", command: "b" })).body.callback;
+    expect((await upload(sid, "h1", h1.token, 0, bytesOf(3000, 1))).status).toBe(201);
+    expect((await upload(sid, "h1", h1.token, 1, bytesOf(3000, 2))).status).toBe(201);
+    // A finished job's parts stay until its purge: they still count.
+    expect((await api.complete(sid, "h1", h1.token, api.result(0, "out"))).status).toBe(202);
+    expect((await upload(sid, "h2", h2.token, 0, bytesOf(2000, 3))).status).toBe(201);
+    const refused = await upload(sid, "h2", h2.token, 1, bytesOf(1000, 4));
+    expect([refused.status, refused.body.code]).toEqual([413, "payload_too_large"]);
+    expect(refused.body.detail).toContain("(full_output_bytes)");
+    const stored = await env.OUTPUTS.list({ prefix: `outputs/quota/${sid}/` });
+    expect(stored.objects.map((object) => object.size).sort()).toEqual([2000, 3000, 3000]);
+    // What still fits (8192 − 8000 bytes) is taken.
+    expect((await upload(sid, "h2", h2.token, 1, bytesOf(192, 5))).status).toBe(201);
   });
 });
 
