@@ -335,3 +335,41 @@ describe("the rate limit and a run that stops", () => {
     expect((await rate.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
   }, 60_000);
 });
+
+describe("the rate limit and a claim in the body", () => {
+  it("while limited, run registrations naming a made-up resume_id get 429: a claim in the body buys nothing", async () => {
+    const rate = as(RATE_AGENT_TOKEN);
+    const sid = api.uniqueId("rate-made-up");
+    // Straight to its object: an HTTP create would wait out the window the tests above spent.
+    const created = await tenantSessionStub(env, "rate", sid).create({
+      tenant: "rate",
+      id: sid,
+      resumeUrl: null,
+      metadata: {},
+    });
+    expect(created.ok).toBe(true);
+    let limited = false;
+    for (let i = 0; i < 60 && !limited; i += 1) {
+      limited = (await rate.call("GET", `/v1/sessions/${sid}`)).status === 429;
+    }
+    expect(limited).toBe(true);
+    // The pool's limiter counts 20 requests per fixed 10 s window (Miniflare's, by Date.now()):
+    // each window that turns during the flood lets up to 20 through, answered 409 as ever. The
+    // attack sent 1,000; 200, ten at a time, already pass ten windows' allowance before the fix.
+    const window = () => Math.floor(Date.now() / 10_000);
+    const first = window();
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 20; batch += 1) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          rate.call("POST", `/v1/sessions/${sid}/runs`, { resume_id: `rs_madeup${batch}x${i}` }),
+        ),
+      );
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+    const turned = window() - first;
+    const passed = statuses.filter((status) => status !== 429);
+    expect(new Set(passed)).toEqual(new Set(passed.length === 0 ? [] : [409]));
+    expect(passed.length).toBeLessThanOrEqual(20 * turned);
+  }, 60_000);
+});
