@@ -1,6 +1,7 @@
 // The console's sign-in: an opaque session id in a session cookie (HttpOnly, SameSite=Strict,
 // Path=/console, Secure over HTTPS), looked up server-side on every console request (the rows are
-// console-sessions.ts', the rules domain/console-session.ts'). What a visitor sees is the routes'.
+// console-sessions.ts', the rules domain/console-session.ts'), and the device cookie the sign-in
+// throttle knows a browser by. What a visitor sees is the routes'.
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { isListedToken } from "../auth/agent-token";
