@@ -31,6 +31,7 @@ const TEST_BINDINGS = {
         sessions: 3,
         running_jobs: 2,
         message_bytes: 4096,
+        full_output_bytes: 8192,
         long_polls_per_session: 3,
         long_polls_per_tenant: 5,
       },

@@ -136,3 +136,26 @@ export async function clearAttempts(db: D1Database, client: string): Promise<voi
     STATEMENTS,
   );
 }
+
+/**
+ * A right token gives its attempt back to a count every client shares (the attempt was counted
+ * before the token was checked); only within the window it was counted in.
+ */
+export async function giveBackAttempt(
+  db: D1Database,
+  client: string,
+  windowStart: number,
+): Promise<void> {
+  await withSchema(
+    db,
+    () =>
+      db
+        .prepare(
+          `UPDATE console_sign_in_attempts SET attempts = attempts - 1
+           WHERE client = ?1 AND window_start = ?2 AND attempts > 0`,
+        )
+        .bind(client, windowStart)
+        .run(),
+    STATEMENTS,
+  );
+}

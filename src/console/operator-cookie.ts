@@ -1,6 +1,7 @@
 // The console's sign-in: an opaque session id in a session cookie (HttpOnly, SameSite=Strict,
 // Path=/console, Secure over HTTPS), looked up server-side on every console request (the rows are
-// console-sessions.ts', the rules domain/console-session.ts'). What a visitor sees is the routes'.
+// console-sessions.ts', the rules domain/console-session.ts'), and the device cookie the sign-in
+// throttle knows a browser by. What a visitor sees is the routes'.
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { isListedToken } from "../auth/agent-token";
@@ -122,6 +123,59 @@ export async function formToken(sessionId: string): Promise<string> {
     .replaceAll("+", "-")
     .replaceAll("/", "_")
     .replace(/=+$/, "");
+}
+
+const DEVICE_COOKIE = "exec_inbox_device";
+/** A browser stays known this long after its last sign-in. */
+const DEVICE_MAX_AGE_S = 30 * 24 * 60 * 60;
+const DEVICE_NONCE = /^[A-Za-z0-9_-]{22}$/;
+
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+
+async function deviceMac(operatorToken: string, nonce: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(operatorToken),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`exec-inbox device ${nonce}`));
+  return base64url(new Uint8Array(mac));
+}
+
+/**
+ * The device cookie's nonce when an operator token of OPERATOR_TOKENS signed it, else null. It
+ * says only "this browser signed in before": it opens nothing, and gives the browser a sign-in
+ * count of its own (domain/console-session.ts `signInBudgets`) that no other client can use up.
+ */
+export async function knownDevice(c: ConsoleContext): Promise<string | null> {
+  const [nonce = "", mac = ""] = (getCookie(c, DEVICE_COOKIE) ?? "").split(".");
+  if (!DEVICE_NONCE.test(nonce)) return null;
+  const sent = encoder.encode(mac);
+  for (const token of c.var.config.operatorTokens) {
+    const expected = encoder.encode(await deviceMac(token, nonce));
+    if (sent.byteLength === expected.byteLength && crypto.subtle.timingSafeEqual(sent, expected)) {
+      return nonce;
+    }
+  }
+  return null;
+}
+
+/** After a sign-in: the browser is known (again) for DEVICE_MAX_AGE_S, under the token it used. */
+export async function setDeviceCookie(c: Context, operatorToken: string): Promise<void> {
+  const nonce = base64url(crypto.getRandomValues(new Uint8Array(16)));
+  setCookie(c, DEVICE_COOKIE, `${nonce}.${await deviceMac(operatorToken, nonce)}`, {
+    path: PATH,
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: secure(c),
+    maxAge: DEVICE_MAX_AGE_S,
+  });
 }
 
 /** Whether the POSTed form echoes the signed-in operator's form token. */

@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { problem } from "../../shared/problem";
-import { signInAllowed, throttleKey } from "../domain/console-session";
+import { type SignInBudget, signInAllowed, signInBudgets } from "../domain/console-session";
 import type { AppEnv } from "../http/context";
 import { ACTIONS, type ActionName, isActionName, JOB_ACTIONS } from "./actions";
 import {
@@ -11,6 +11,7 @@ import {
   countAttempt,
   createSession,
   endSession,
+  giveBackAttempt,
   newSessionId,
   sha256Hex,
 } from "./console-sessions";
@@ -25,6 +26,8 @@ import {
   formToken,
   isOperatorToken,
   isSameOrigin,
+  knownDevice,
+  setDeviceCookie,
   setSessionCookie,
   signedIn,
 } from "./operator-cookie";
@@ -49,27 +52,37 @@ function consolePages(api: Hono<AppEnv>): Hono<ConsoleEnv> {
     const db = c.env.INDEX;
     if (db === undefined) return problem("internal", "the INDEX binding (D1) is not configured");
     const now = Date.now();
-    const client = throttleKey(c.req.header("cf-connecting-ip") ?? null);
+    const budgets = signInBudgets(await knownDevice(c), c.req.header("cf-connecting-ip") ?? null);
     // Counted before the token is looked at: a throttled client learns nothing about its guess.
-    const throttle = signInAllowed(await countAttempt(db, client, now), now);
-    if (!throttle.allowed) {
-      const seconds = Math.max(1, Math.ceil(throttle.retryAfterMs / 1000));
-      const body = <SignInPage error={`Too many sign-in attempts. Try again in ${seconds} s.`} />;
-      const page = render(c, 429, "Sign in", body);
-      page.headers.set("retry-after", String(seconds));
-      return page;
+    // A count that refuses stops the counting: a held client uses up no shared count.
+    const counted: { budget: SignInBudget; windowStart: number }[] = [];
+    for (const budget of budgets) {
+      const window = await countAttempt(db, budget.key, now);
+      const throttle = signInAllowed(window, now, budget.limit);
+      if (!throttle.allowed) {
+        const seconds = Math.max(1, Math.ceil(throttle.retryAfterMs / 1000));
+        const body = <SignInPage error={`Too many sign-in attempts. Try again in ${seconds} s.`} />;
+        const page = render(c, 429, "Sign in", body);
+        page.headers.set("retry-after", String(seconds));
+        return page;
+      }
+      counted.push({ budget, windowStart: window.windowStart });
     }
     const form = await c.req.parseBody();
     const token = typeof form.token === "string" ? form.token.trim() : "";
     if (!isOperatorToken(c, token)) {
       return render(c, 401, "Sign in", <SignInPage error="That is not an operator token." />);
     }
-    await clearAttempts(db, client);
+    for (const { budget, windowStart } of counted) {
+      if (budget.shared) await giveBackAttempt(db, budget.key, windowStart);
+      else await clearAttempts(db, budget.key);
+    }
     // A new id at every sign-in: a session id (or form token) seen before cannot be carried over.
     if (c.var.consoleSession !== "") await endSession(db, c.var.consoleSession);
     const sessionId = newSessionId();
     await createSession(db, sessionId, await sha256Hex(token), now);
     setSessionCookie(c, sessionId);
+    await setDeviceCookie(c, token);
     return c.redirect("/console", 303);
   });
 

@@ -76,6 +76,7 @@ type SettingName =
   | "QUOTA_SESSIONS"
   | "QUOTA_RUNNING_JOBS"
   | "QUOTA_MESSAGE_BYTES"
+  | "QUOTA_FULL_OUTPUT_BYTES"
   | "QUOTA_LONG_POLLS_PER_SESSION"
   | "QUOTA_LONG_POLLS_PER_TENANT";
 
@@ -209,6 +210,7 @@ export function readConfig(vars: Vars): Config {
       sessions: positiveInt(vars, "QUOTA_SESSIONS", DEFAULT_QUOTAS.sessions),
       runningJobs: positiveInt(vars, "QUOTA_RUNNING_JOBS", DEFAULT_QUOTAS.runningJobs),
       messageBytes: positiveInt(vars, "QUOTA_MESSAGE_BYTES", DEFAULT_QUOTAS.messageBytes),
+      fullOutputBytes: positiveInt(vars, "QUOTA_FULL_OUTPUT_BYTES", DEFAULT_QUOTAS.fullOutputBytes),
       longPollsPerSession: positiveInt(
         vars,
         "QUOTA_LONG_POLLS_PER_SESSION",

@@ -5,8 +5,10 @@ import {
   CONSOLE_TOUCH_EVERY_MS,
   judgeSession,
   SIGN_IN_FAILURES_PER_WINDOW,
+  SIGN_IN_GLOBAL_FAILURES_PER_WINDOW,
   SIGN_IN_WINDOW_MS,
   signInAllowed,
+  signInBudgets,
   throttleKey,
 } from "./console-session";
 
@@ -58,5 +60,19 @@ describe("sign-in throttling", () => {
     expect(throttleKey("2001:DB8::1")).toBe("2001:db8:0:0::/64");
     expect(throttleKey("2001:0db8:0000:0000:ffff::2")).toBe("2001:db8:0:0::/64");
     expect(throttleKey(null)).toBe("unknown");
+  });
+
+  it("counts a known browser alone, and every other client by address and in the count all share", () => {
+    expect(signInBudgets("n0nce", "203.0.113.7")).toEqual([
+      { key: "device:n0nce", limit: SIGN_IN_FAILURES_PER_WINDOW, shared: false },
+    ]);
+    const shared = { key: "all", limit: SIGN_IN_GLOBAL_FAILURES_PER_WINDOW, shared: true };
+    expect(signInBudgets(null, "203.0.113.7")).toEqual([
+      { key: "ip:203.0.113.7", limit: SIGN_IN_FAILURES_PER_WINDOW, shared: false },
+      shared,
+    ]);
+    // A forged address cannot name the shared count or a device's.
+    expect(signInBudgets(null, "all")[0]?.key).toBe("ip:all");
+    expect(signInBudgets(null, "device:n0nce")[0]?.key).not.toBe("device:n0nce");
   });
 });

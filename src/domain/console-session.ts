@@ -9,6 +9,11 @@ export const CONSOLE_SESSION_MAX_MS = 12 * 60 * 60 * 1000;
 export const CONSOLE_TOUCH_EVERY_MS = 60 * 1000;
 /** Wrong tokens a client may send per window before sign-in answers 429 without checking. */
 export const SIGN_IN_FAILURES_PER_WINDOW = 5;
+/**
+ * Wrong tokens all clients without a device cookie may send together per window: what forging
+ * `CF-Connecting-IP` (or spreading over addresses) can buy at most.
+ */
+export const SIGN_IN_GLOBAL_FAILURES_PER_WINDOW = 20;
 export const SIGN_IN_WINDOW_MS = 60 * 1000;
 
 export interface ConsoleSessionRow {
@@ -43,8 +48,9 @@ export interface AttemptWindow {
 export function signInAllowed(
   window: AttemptWindow,
   now: number,
+  limit: number = SIGN_IN_FAILURES_PER_WINDOW,
 ): { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number } {
-  if (window.attempts <= SIGN_IN_FAILURES_PER_WINDOW) return { allowed: true };
+  if (window.attempts <= limit) return { allowed: true };
   return {
     allowed: false,
     retryAfterMs: Math.max(0, window.windowStart + SIGN_IN_WINDOW_MS - now),
@@ -71,4 +77,31 @@ export function throttleKey(address: string | null): string {
     .slice(0, 4)
     .map((group) => group.replace(/^0+(?=.)/, ""))
     .join(":")}::/64`;
+}
+
+/** One count a sign-in attempt is taken from, in order; a right token gives `shared` ones back. */
+export interface SignInBudget {
+  readonly key: string;
+  readonly limit: number;
+  /** Counted for every client: a right token gives its attempt back instead of clearing it. */
+  readonly shared: boolean;
+}
+
+const GLOBAL_KEY = "all";
+
+/**
+ * Whom a sign-in attempt is counted against. A browser that signed in before (its device cookie,
+ * which only an operator token can sign) has a count of its own and nothing else, so no other
+ * client can hold it. Every other attempt is counted per address and, past that, in one count all
+ * of them share: a forged or missing `CF-Connecting-IP` can buy at most the shared count. The
+ * prefixes keep a forged address from naming another kind of count.
+ */
+export function signInBudgets(device: string | null, address: string | null): SignInBudget[] {
+  if (device !== null) {
+    return [{ key: `device:${device}`, limit: SIGN_IN_FAILURES_PER_WINDOW, shared: false }];
+  }
+  return [
+    { key: `ip:${throttleKey(address)}`, limit: SIGN_IN_FAILURES_PER_WINDOW, shared: false },
+    { key: GLOBAL_KEY, limit: SIGN_IN_GLOBAL_FAILURES_PER_WINDOW, shared: true },
+  ];
 }

@@ -6,6 +6,7 @@ import type { Decision, Loaded, Rule } from "./decision";
 import { decided } from "./decision";
 import { fail } from "./errors";
 import { callbackJob, jobAndTombstone } from "./jobs";
+import { fullOutputBytesRefusal, type Quotas } from "./quotas";
 import type { FullOutput } from "./state";
 
 interface JobKey {
@@ -122,7 +123,7 @@ export function partSlices(
 /**
  * A part upload's command: the callback token's claims and the part's size. `maxBytes` bounds
  * what one job may upload, re-sends included: twice the largest full output, so one full
- * re-send after a crash always fits.
+ * re-send after a crash always fits. `quota` bounds what the whole session holds.
  */
 export interface UploadCmd {
   readonly lifetime: string;
@@ -130,6 +131,8 @@ export interface UploadCmd {
   readonly tokenSeq: number | null;
   readonly bytes: number;
   readonly maxBytes: number;
+  /** The full-output bytes quota: the bytes the session's jobs hold, read only when asked. */
+  readonly quota?: { readonly held: () => number; readonly quotas: Quotas };
 }
 
 /**
@@ -151,6 +154,11 @@ export function acceptPart(loaded: Loaded, cmd: UploadCmd): Decision<string> {
       `job ${cmd.handle} would have ${uploaded} bytes of parts uploaded; the limit is ${cmd.maxBytes}`,
     );
   }
+  const refusal =
+    cmd.quota === undefined
+      ? null
+      : fullOutputBytesRefusal(cmd.quota.held(), cmd.bytes, cmd.quota.quotas);
+  if (refusal !== null) return refusal;
   const prefix = jobPrefix({
     tenant: session.tenant,
     sessionId: session.id,
@@ -194,9 +202,18 @@ export const partReleaseRule: Rule<Omit<UploadCmd, "maxBytes">, null> = {
   decide: releasePart,
 };
 
-export const partUploadRule: Rule<UploadCmd, string> = {
+/** The shell's upload: the session's held bytes as a read, counted against the tenant's quota. */
+export type PartUpload = Omit<UploadCmd, "quota"> & { readonly held?: () => number };
+
+export const partUploadRule: Rule<PartUpload, string> = {
   needs: (core, cmd) =>
     core.lifetime !== cmd.lifetime ? {} : jobAndTombstone(cmd.handle, cmd.tokenSeq === null, false),
   absent: () => fail("lifetime_ended", "the session lifetime this job belongs to has ended"),
-  decide: acceptPart,
+  decide: (loaded, { held, ...cmd }, ctx) =>
+    acceptPart(
+      loaded,
+      held === undefined || ctx.config.quotas === undefined
+        ? cmd
+        : { ...cmd, quota: { held, quotas: ctx.config.quotas } },
+    ),
 };

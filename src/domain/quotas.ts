@@ -1,6 +1,7 @@
 // Per-tenant quotas: what one tenant may hold and keep open, with the deployment's defaults, and
-// the refusal each quota answers (429 with Retry-After). Counting what is held is left to the
-// caller: the session object counts its jobs, bytes and long-polls; the Worker its tenant's.
+// the refusal each quota answers (429 with Retry-After; 413 for full outputs). Counting what is
+// held is left to the caller: the session object counts its jobs, bytes and long-polls; the
+// Worker its tenant's.
 import { type Failure, fail } from "./errors";
 
 export interface Quotas {
@@ -10,6 +11,11 @@ export interface Quotas {
   readonly runningJobs: number;
   /** Bytes of one session's messages (the JSON of role, content and metadata, summed). */
   readonly messageBytes: number;
+  /**
+   * Bytes of full-output parts one session holds in R2: every part its jobs uploaded (a part sent
+   * again counts again), until the job's purge or the session's delete.
+   */
+  readonly fullOutputBytes: number;
   /** Long-polls (`wait_ms` > 0) open on one session at once. */
   readonly longPollsPerSession: number;
   /** Long-polls open at once for one tenant in one Worker isolate (docs/decisions.md 703). */
@@ -21,18 +27,22 @@ export const QUOTA_KEYS = {
   sessions: "sessions",
   runningJobs: "running_jobs",
   messageBytes: "message_bytes",
+  fullOutputBytes: "full_output_bytes",
   longPollsPerSession: "long_polls_per_session",
   longPollsPerTenant: "long_polls_per_tenant",
 } as const satisfies Record<keyof Quotas, string>;
 
 /**
- * Far above what one agent session uses (a few running jobs, a few MiB of messages), far below
- * what broke the service (2,100 sessions in 47 s, 1,500 running jobs, 10,000 long-polls).
+ * Far above what one agent session uses (a few running jobs, a few MiB of messages, full outputs
+ * of a few MiB each), far below what broke the service (2,100 sessions in 47 s, 1,500 running
+ * jobs, 10,000 long-polls, 192 MiB of parts in 8 s kept for a day). Four full outputs of the
+ * largest size (MAX_FULL_OUTPUT_BYTES' default) fit in one session.
  */
 export const DEFAULT_QUOTAS: Quotas = {
   sessions: 10_000,
   runningJobs: 128,
   messageBytes: 64 * 1024 * 1024,
+  fullOutputBytes: 4 * 1024 * 1024 * 1024,
   longPollsPerSession: 8,
   longPollsPerTenant: 256,
 };
@@ -73,6 +83,24 @@ export function messageBytesRefusal(
     : fail(
         "quota_exceeded",
         `the session's messages hold ${stored} bytes; ${adding} more would pass its quota (message_bytes) of ${quotas.messageBytes}`,
+      );
+}
+
+/**
+ * A part that would take the session past its full-output bytes. 413, not 429: the room comes
+ * back only with a purge or a delete, hours away, so the runner completes with the inline head
+ * and tail instead of retrying (it retries a 429 and gives the full output up on a 413).
+ */
+export function fullOutputBytesRefusal(
+  held: number,
+  adding: number,
+  quotas: Quotas,
+): Failure | null {
+  return held + adding <= quotas.fullOutputBytes
+    ? null
+    : fail(
+        "payload_too_large",
+        `the session's full outputs hold ${held} bytes; a part of ${adding} more would pass its quota (full_output_bytes) of ${quotas.fullOutputBytes}`,
       );
 }
 

@@ -99,11 +99,31 @@ function takenByRun(resume: Resume): boolean {
   }
 }
 
+/**
+ * Whether a registration is the host answering this session's wake: it names the resume the
+ * session holds and no run took yet, or it is the run that took it, registering again.
+ */
+export function answersWake(session: Core, cmd: { runId: string; resumeId: string | null }) {
+  const resume = session.resume;
+  if (cmd.resumeId === null || resume === null || resume.resumeId !== cmd.resumeId) return false;
+  return takenByRun(resume) || session.run?.runId === cmd.runId;
+}
+
+/**
+ * `limited`: the request's token is past its rate limit. Only the registration the limit exempts
+ * (`answersWake`) goes on: a `resume_id` in the body is a claim, and this is where it is checked.
+ */
 export function registerRun(
   session: Session,
-  cmd: { runId: string; resumeId: string | null },
+  cmd: { runId: string; resumeId: string | null; limited?: boolean },
   now: number,
 ): Decision<{ run_id: string; notify_seq: number }> {
+  if (cmd.limited === true && !answersWake(session, cmd)) {
+    return fail(
+      "rate_limited",
+      "this agent token sent more requests than its rate limit allows, and this run does not answer the session's wake: retry after Retry-After seconds",
+    );
+  }
   if (session.run !== null) {
     if (session.run.runId === cmd.runId) {
       return decided(session, { run_id: cmd.runId, notify_seq: session.notifySeq });

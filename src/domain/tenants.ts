@@ -90,6 +90,7 @@ const tenantSettingsSchema = z.record(
         sessions: quotaValue,
         running_jobs: quotaValue,
         message_bytes: quotaValue,
+        full_output_bytes: quotaValue,
         long_polls_per_session: quotaValue,
         long_polls_per_tenant: quotaValue,
       })
@@ -154,6 +155,7 @@ function quotaOverrides(raw: {
   sessions?: number | null | undefined;
   running_jobs?: number | null | undefined;
   message_bytes?: number | null | undefined;
+  full_output_bytes?: number | null | undefined;
   long_polls_per_session?: number | null | undefined;
   long_polls_per_tenant?: number | null | undefined;
 }): QuotaOverrides {
@@ -161,6 +163,7 @@ function quotaOverrides(raw: {
     ["sessions", raw.sessions],
     ["runningJobs", raw.running_jobs],
     ["messageBytes", raw.message_bytes],
+    ["fullOutputBytes", raw.full_output_bytes],
     ["longPollsPerSession", raw.long_polls_per_session],
     ["longPollsPerTenant", raw.long_polls_per_tenant],
   ];

@@ -8,11 +8,12 @@ import type { Env } from "../env";
 
 /**
  * `tenant` is set by the agent-token check and `callback` by the completion's callback-token
- * check; a route reads only the one its credential sets.
+ * check; a route reads only the one its credential sets. `limited` is set by the rate limit on
+ * the one request it lets on while limited for the session object to judge (rate-limit.ts).
  */
 export type AppEnv = {
   Bindings: Env;
-  Variables: { config: Config; tenant: string; callback: CallbackClaims };
+  Variables: { config: Config; tenant: string; callback: CallbackClaims; limited?: boolean };
 };
 export type AppContext = Context<AppEnv>;
 

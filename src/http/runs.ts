@@ -12,6 +12,7 @@ export function runRoutes(app: OpenAPIHono<AppEnv>): void {
     const result = await sessionStub(c, sid).registerRun({
       runId: body.run_id ?? null,
       resumeId: body.resume_id ?? null,
+      ...(c.var.limited === true ? { limited: true } : {}),
     });
     return answer(routes.registerRun, 201, result);
   });

@@ -127,9 +127,13 @@ export function listMessages(
 
 export const registerRun = (
   k: Kernel,
-  cmd: { runId: string | null; resumeId: string | null },
+  cmd: { runId: string | null; resumeId: string | null; limited?: boolean },
 ): Result<{ run_id: string; notify_seq: number }> =>
-  run(k, registerRule, { runId: cmd.runId ?? newId("run"), resumeId: cmd.resumeId });
+  run(k, registerRule, {
+    runId: cmd.runId ?? newId("run"),
+    resumeId: cmd.resumeId,
+    ...(cmd.limited === true ? { limited: true } : {}),
+  });
 
 export function suspend(
   k: Kernel,

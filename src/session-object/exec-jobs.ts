@@ -102,8 +102,8 @@ export const cancel = (k: Kernel, cmd: { handle: string }): Result<{ cancel_requ
   run(k, cancelRule("agent"), cmd);
 
 /**
- * Before a full-output part streams to R2: the job's tally takes it (one row), and the answer is
- * the job's prefix. Nothing follows the commit: no timer, wake or index entry moves.
+ * Before a full-output part streams to R2: the job's tally takes it (one row) if the session's
+ * quota has room for it, and the answer is the job's prefix. Nothing follows the commit: no timer, wake or index entry moves.
  */
 export function acceptPart(
   k: Kernel,
@@ -112,6 +112,7 @@ export function acceptPart(
   const committed = k.execute(partUploadRule, {
     ...cmd,
     maxBytes: 2 * k.config.maxFullOutputBytes,
+    held: () => k.read(store.fullOutputBytesHeld),
   });
   return committed.ok ? { ok: true, value: { prefix: committed.value } } : committed;
 }

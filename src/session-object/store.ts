@@ -416,6 +416,13 @@ export function countJobs(sql: SqlStorage): { running: number; done: number } {
 export const countRunning = (sql: SqlStorage): number =>
   sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM jobs WHERE completed_at IS NULL").one().n;
 
+/**
+ * The bytes of full-output parts the session's jobs uploaded (the full-output bytes quota's
+ * count): one row per job that uploaded, and a purged job's row goes with it.
+ */
+export const fullOutputBytesHeld = (sql: SqlStorage): number =>
+  sql.exec<{ n: number }>("SELECT COALESCE(SUM(uploaded_bytes), 0) AS n FROM outputs").one().n;
+
 /** The SQL twin of the domain's `oldestRetained`: each MIN reads one index entry. */
 export function oldestRetained(sql: SqlStorage): number | null {
   const row = sql

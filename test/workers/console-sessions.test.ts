@@ -1,7 +1,7 @@
 // Console sign-in is a server-side session (issue 25, item 3): an opaque id in the cookie, ended by
 // sign-out, idleness and age; form tokens bound to it; Secure over HTTPS; throttled sign-ins.
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/console/console-sessions";
 import {
   CONSOLE_IDLE_TIMEOUT_MS,
@@ -126,8 +126,9 @@ describe("console sessions", () => {
       { origin: "https://exec-inbox.test" },
     );
     expect(https.status).toBe(303);
+    // The session cookie; the device cookie beside it is the throttle's (tested below).
     const attributes = (answer: Response) =>
-      (answer.headers.get("set-cookie") ?? "").split("; ").slice(1).sort();
+      (answer.headers.getAll("set-cookie")[0] ?? "").split("; ").slice(1).sort();
     expect(attributes(https)).toEqual(["HttpOnly", "Path=/console", "SameSite=Strict", "Secure"]);
     const http = await postForm("/console/sign-in", { token: OPERATOR_TOKEN });
     expect(attributes(http)).toEqual(["HttpOnly", "Path=/console", "SameSite=Strict"]);
@@ -147,5 +148,73 @@ describe("console sessions", () => {
     expect(await held.text()).toContain("Too many sign-in attempts");
     // The window is counted per client address: another client signs in at once.
     expect((await postForm("/console/sign-in", { token: OPERATOR_TOKEN })).status).toBe(303);
+  });
+});
+
+describe("sign-in throttling that a header cannot buy off", () => {
+  /** The counts start clean (the tests above counted too) and are left clean for others. */
+  const clean = async () => {
+    await env.INDEX.prepare("DELETE FROM console_sign_in_attempts").run();
+  };
+  beforeEach(clean);
+  afterEach(clean);
+
+  /** Each guess from an address of its own, as a client that sets `CF-Connecting-IP` sends it. */
+  const forgedGuesses = async (count: number, from: string) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const client = `${from}.${i + 1}`;
+      statuses.push(
+        (await postForm("/console/sign-in", { token: `guess-${i}` }, { client })).status,
+      );
+    }
+    return statuses;
+  };
+
+  it("30 wrong guesses, each with a forged CF-Connecting-IP, get 429 past the 20 a minute all clients share", async () => {
+    const statuses = await forgedGuesses(30, "203.0.113");
+    expect(statuses).toEqual([...Array(20).fill(401), ...Array(10).fill(429)]);
+    // A new address with the right token is held as well: the guesses are used up for everyone
+    // who has not signed in from this browser before.
+    const held = await postForm(
+      "/console/sign-in",
+      { token: OPERATOR_TOKEN },
+      { client: "198.18.0.1" },
+    );
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("a browser that signed in before signs in while unrelated local clients hold every shared count", async () => {
+    const first = await postForm("/console/sign-in", { token: OPERATOR_TOKEN }, { client: "" });
+    expect(first.status).toBe(303);
+    const device = first.headers
+      .getAll("set-cookie")
+      .find((line) => line.startsWith("exec_inbox_device="));
+    expect(device).toBeDefined();
+    // Local processes without the header (one shared count) and with forged ones (the global).
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_WINDOW; i++) {
+      expect(
+        (await postForm("/console/sign-in", { token: `local-${i}` }, { client: "" })).status,
+      ).toBe(401);
+    }
+    await forgedGuesses(25, "198.51.100");
+    const stranger = await postForm("/console/sign-in", { token: OPERATOR_TOKEN }, { client: "" });
+    expect(stranger.status).toBe(429);
+    const cookie = (device ?? "").split(";")[0] ?? "";
+    const again = await postForm(
+      "/console/sign-in",
+      { token: OPERATOR_TOKEN },
+      { client: "", cookie },
+    );
+    expect(again.status).toBe(303);
+    expect((await signedInPage(cookieOf(again))).status).toBe(200);
+    // A made-up device cookie is no device: it shares the held counts.
+    const forged = await postForm(
+      "/console/sign-in",
+      { token: OPERATOR_TOKEN },
+      { client: "", cookie: "exec_inbox_device=AAAAAAAAAAAAAAAAAAAAAA.AAAA" },
+    );
+    expect(forged.status).toBe(429);
   });
 });

@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { mintCallbackToken } from "../../src/auth/callback-token";
 import * as api from "../support/api";
@@ -24,6 +25,33 @@ async function uploaded(sid: string) {
 const completeWith = (sid: string, token: string, fullOutput: unknown) =>
   api.complete(sid, "h1", token, api.result(0, "tail", { full_output: fullOutput }));
 describe("full-output tally and limits", () => {
+  it("a session's full outputs stop at 4 GiB by default: the part that would pass it gets 413 and is not stored", async () => {
+    // The attack: one session, 4 running jobs, parts as fast as they go (192 MiB in 7.7 s).
+    const sid = api.uniqueId("session-bytes");
+    await api.createSession(sid);
+    const handles = ["h1", "h2", "h3", "h4"];
+    const tokens: string[] = [];
+    for (const handle of handles) {
+      const token = (await api.reserve(sid, handle)).callback.token;
+      tokens.push(token);
+      expect((await upload(sid, handle, token, 0, bytesOf(1000, 1))).status).toBe(201);
+    }
+    // As if each job had uploaded just under 1 GiB: the session holds 4 GiB less 1,000 bytes.
+    const perJob = 1024 * 1024 * 1024 - 250;
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
+      state.storage.sql.exec("UPDATE outputs SET uploaded_bytes = ?", perJob);
+    });
+    const over = await upload(sid, "h4", tokens[3]!, 1, bytesOf(2000, 2));
+    expect([over.status, over.body.code]).toEqual([413, "payload_too_large"]);
+    expect(over.body.detail).toContain("(full_output_bytes)");
+    const stored = await env.OUTPUTS.list({ prefix: `outputs/default/${sid}/` });
+    expect(stored.objects).toHaveLength(4);
+    // Nothing of the refused part was counted: what still fits is taken, to the byte.
+    expect((await upload(sid, "h4", tokens[3]!, 1, bytesOf(1000, 3))).status).toBe(201);
+    const full = await upload(sid, "h1", tokens[0]!, 1, bytesOf(1, 4));
+    expect([full.status, full.body.code]).toEqual([413, "payload_too_large"]);
+  });
+
   it("a part whose put fails its digest does not count against the job's upload tally", async () => {
     const sid = api.uniqueId("tally");
     await api.createSession(sid);

@@ -1,11 +1,12 @@
 // Per-tenant quotas and the rate limit (issue 25 item 6): each quota's 429 with Retry-After and a
 // stable code, a refusal that changes nothing, and nothing already accepted refused for it. The
 // `quota` tenant's quotas are small (vitest.config.ts): 3 sessions, 2 running jobs, 4096 bytes of
-// messages, 3 long-polls per session and 5 per tenant.
+// messages, 8192 bytes of full-output parts, 3 long-polls per session and 5 per tenant.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { tenantSessionStub } from "../../src/http/context";
 import * as api from "../support/api";
+import { bytesOf, upload } from "../support/full-output";
 import { OPERATOR_TOKEN, QUOTA_AGENT_TOKEN, RATE_AGENT_TOKEN } from "../support/secrets";
 
 const as = (token: string) => ({
@@ -191,6 +192,27 @@ describe("the message-bytes quota", () => {
   });
 });
 
+describe("the full-output bytes quota", () => {
+  it("a tenant's own full_output_bytes holds across the session's jobs, finished ones included: 413, nothing stored", async () => {
+    const sid = await session("q-full");
+    const base = `/v1/sessions/${sid}/exec-jobs`;
+    const h1 = (await quota.call("POST", base, { handle: "h1", command: "a" })).body.callback;
+    const h2 = (await quota.call("POST", base, { handle: "h2", command: "b" })).body.callback;
+    expect((await upload(sid, "h1", h1.token, 0, bytesOf(3000, 1))).status).toBe(201);
+    expect((await upload(sid, "h1", h1.token, 1, bytesOf(3000, 2))).status).toBe(201);
+    // A finished job's parts stay until its purge: they still count.
+    expect((await api.complete(sid, "h1", h1.token, api.result(0, "out"))).status).toBe(202);
+    expect((await upload(sid, "h2", h2.token, 0, bytesOf(2000, 3))).status).toBe(201);
+    const refused = await upload(sid, "h2", h2.token, 1, bytesOf(1000, 4));
+    expect([refused.status, refused.body.code]).toEqual([413, "payload_too_large"]);
+    expect(refused.body.detail).toContain("(full_output_bytes)");
+    const stored = await env.OUTPUTS.list({ prefix: `outputs/quota/${sid}/` });
+    expect(stored.objects.map((object) => object.size).sort()).toEqual([2000, 3000, 3000]);
+    // What still fits (8192 − 8000 bytes) is taken.
+    expect((await upload(sid, "h2", h2.token, 1, bytesOf(192, 5))).status).toBe(201);
+  });
+});
+
 /** Starts a long-poll that will wait `ms`, and answers when it ends. */
 const longPoll = (sid: string, runId: string, ms = 3_000) =>
   quota.call("GET", `/v1/sessions/${sid}/runs/${runId}/notifications?after=0&wait_ms=${ms}`);
@@ -355,5 +377,43 @@ describe("the rate limit and a run that stops", () => {
     });
     expect(suspend.status).toBe(200);
     expect((await rate.call("DELETE", `/v1/sessions/${sid}`)).status).toBe(204);
+  }, 60_000);
+});
+
+describe("the rate limit and a claim in the body", () => {
+  it("while limited, run registrations naming a made-up resume_id get 429: a claim in the body buys nothing", async () => {
+    const rate = as(RATE_AGENT_TOKEN);
+    const sid = api.uniqueId("rate-made-up");
+    // Straight to its object: an HTTP create would wait out the window the tests above spent.
+    const created = await tenantSessionStub(env, "rate", sid).create({
+      tenant: "rate",
+      id: sid,
+      resumeUrl: null,
+      metadata: {},
+    });
+    expect(created.ok).toBe(true);
+    let limited = false;
+    for (let i = 0; i < 60 && !limited; i += 1) {
+      limited = (await rate.call("GET", `/v1/sessions/${sid}`)).status === 429;
+    }
+    expect(limited).toBe(true);
+    // The pool's limiter counts 20 requests per fixed 10 s window (Miniflare's, by Date.now()):
+    // each window that turns during the flood lets up to 20 through, answered 409 as ever. The
+    // attack sent 1,000; 200, ten at a time, already pass ten windows' allowance before the fix.
+    const window = () => Math.floor(Date.now() / 10_000);
+    const first = window();
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 20; batch += 1) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          rate.call("POST", `/v1/sessions/${sid}/runs`, { resume_id: `rs_madeup${batch}x${i}` }),
+        ),
+      );
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+    const turned = window() - first;
+    const passed = statuses.filter((status) => status !== 429);
+    expect(new Set(passed)).toEqual(new Set(passed.length === 0 ? [] : [409]));
+    expect(passed.length).toBeLessThanOrEqual(20 * turned);
   }, 60_000);
 });

@@ -19,7 +19,7 @@ export const registerRun = createRoute({
   tags,
   summary: "Register a run (status → running)",
   description:
-    "Takes the pending resume: it is completed and never delivered again. Registering the active run's id again answers it again; a run id that already finished in this lifetime, or a resume a run already took, is refused (409 `invalid_transition`): a run id is used once per lifetime. The body is optional. A body naming a `resume_id` is never rate limited (the host answering its wake).",
+    "Takes the pending resume: it is completed and never delivered again. Registering the active run's id again answers it again; a run id that already finished in this lifetime, or a resume a run already took, is refused (409 `invalid_transition`): a run id is used once per lifetime. The body is optional. Past the token's rate limit, only the host answering its wake registers: a body naming the session's own pending `resume_id` (or the run that took it, again); any other gets 429 `rate_limited`.",
   security: AGENT,
   request: { params: sessionParams, body: { required: false, ...json(registerRunBody) } },
   responses: {
