@@ -6,6 +6,7 @@ import { readCapped } from "../../shared/capped-read";
 import { problem } from "../../shared/problem";
 import { contentDigest } from "../domain/text";
 import type { AppEnv } from "./context";
+import { mayExist } from "./tenant-quotas";
 
 /**
  * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's suspend
@@ -23,9 +24,20 @@ const DRAINS: readonly [string, RegExp][] = [
 export const drains = (method: string, path: string): boolean =>
   DRAINS.some(([drainMethod, pattern]) => drainMethod === method && pattern.test(path));
 
-const REGISTER_RUN = /^\/v1\/sessions\/[^/]+\/runs$/;
+const REGISTER_RUN = /^\/v1\/sessions\/([^/]+)\/runs$/;
 /** A run registration's body is a few ids: one larger than this is refused like any request. */
 const RESUME_BODY_BYTES = 16 * 1024;
+
+/** The session a run registration names, or null where the path holds no well-formed one. */
+function sessionOf(path: string): string | null {
+  const raw = REGISTER_RUN.exec(path)?.[1];
+  if (raw === undefined) return null;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
 
 /**
  * True for `POST …/runs` whose JSON body names a `resume_id`. Read from a clone (the handler reads
@@ -66,7 +78,13 @@ export function limitPerToken(token: string): MiddlewareHandler<AppEnv> {
       key: `agent:${c.var.tenant}:${contentDigest(token)}`,
     });
     if (success) return next();
-    if (await namesResume(c.req.method, c.req.path, c.req.raw)) {
+    // A session that holds no place cannot be answering a wake: refused here, it starts no object.
+    const sid = sessionOf(c.req.path);
+    if (
+      sid !== null &&
+      (await namesResume(c.req.method, c.req.path, c.req.raw)) &&
+      (await mayExist(c, sid))
+    ) {
       c.set("limited", true);
       return next();
     }

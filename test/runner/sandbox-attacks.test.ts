@@ -360,9 +360,35 @@ describe.concurrent("a hostile command against the host's kernel and files (issu
     expect(String(answer.output).trim().split("\n")).toEqual(dirs.map((dir) => `refused ${dir}`));
   });
 
+  it("files it writes in its workspace belong to the sandbox's user, not to root", async () => {
+    await exec("echo mine > owned.txt", "owner");
+    expect(statSync(join(workRoot, "owner", "owned.txt")).uid).toBe(SANDBOX_UID);
+  });
+});
+
+describe("the disk limit however the workspace is shaped (real runner, bwrap)", () => {
+  // A runner of its own, with no wall time to race: only the disk limit can end these commands.
+  let disk: { exec: (cmd: string, workspace: string) => Promise<Record<string, unknown>> };
+  beforeAll(async () => {
+    const own = await startRunnerProcess(join(root, "disk-state"), {
+      env: { RUNNER_WORK_ROOT: join(root, "disk-work"), RUNNER_LIMIT_DISK_MIB: "8" },
+    });
+    disk = {
+      exec: async (cmd, workspace) => {
+        const answer = await runnerCall(own.base, "/v1/exec_command", {
+          cmd,
+          workspace,
+          yield_time_ms: 20_000,
+        });
+        expect(answer.status).toBe(200);
+        return answer.body;
+      },
+    };
+  });
+
   it("a workspace of 25,000 small files ends the command with ended_by disk_limit", async () => {
     // 25,000 × 1 KB: 25 MB of files in an 8 MiB workspace, each file too small for RLIMIT_FSIZE.
-    const answer = await exec(
+    const answer = await disk.exec(
       `perl -e 'for (1..25_000) { open my $f, ">", "f$_" or die; print $f "x" x 1000 }'; sleep 30`,
       "many-files",
     );
@@ -371,17 +397,12 @@ describe.concurrent("a hostile command against the host's kernel and files (issu
 
   it("files below a path longer than PATH_MAX still count toward the disk limit", async () => {
     // 18 directories of 250 characters: past 4,096 bytes, where a walk by path fails.
-    const answer = await exec(
+    const answer = await disk.exec(
       `n=$(printf 'd%.0s' $(seq 250)); for i in $(seq 18); do mkdir $n && cd $n; done; pwd -P | wc -c; head -c 5M /dev/zero > f1; head -c 5M /dev/zero > f2; sleep 30`,
       "deep-files",
     );
     expect(Number(String(answer.output).trim())).toBeGreaterThan(4096);
     expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
-  });
-
-  it("files it writes in its workspace belong to the sandbox's user, not to root", async () => {
-    await exec("echo mine > owned.txt", "owner");
-    expect(statSync(join(workRoot, "owner", "owned.txt")).uid).toBe(SANDBOX_UID);
   });
 });
 

@@ -2,6 +2,8 @@
 // stable code, a refusal that changes nothing, and nothing already accepted refused for it. The
 // `quota` tenant's quotas are small (vitest.config.ts): 3 sessions, 2 running jobs, 4096 bytes of
 // messages, 8192 bytes of full-output parts, 3 long-polls per session and 5 per tenant.
+
+import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { tenantSessionStub } from "../../src/http/context";
@@ -415,5 +417,19 @@ describe("the rate limit and a claim in the body", () => {
     const passed = statuses.filter((status) => status !== 429);
     expect(new Set(passed)).toEqual(new Set(passed.length === 0 ? [] : [409]));
     expect(passed.length).toBeLessThanOrEqual(20 * turned);
+    // A session that does not exist gets the limiter's 429 from the Worker: no object is started.
+    const before = (await listDurableObjectIds(env.SESSIONS)).length;
+    const ghosts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        rate.call("POST", `/v1/sessions/${api.uniqueId(`ghost${i}`)}/runs`, { resume_id: "rs_x" }),
+      ),
+    );
+    // (A window that turns meanwhile lets a few through unlimited, to their 404: only those may.)
+    const unlimited = ghosts.filter((answer) => answer.status !== 429);
+    expect(unlimited.every((answer) => answer.status === 404)).toBe(true);
+    expect(unlimited.length).toBeLessThanOrEqual(window() - first > turned ? 10 : 0);
+    expect((await listDurableObjectIds(env.SESSIONS)).length).toBeLessThanOrEqual(
+      before + unlimited.length,
+    );
   }, 60_000);
 });
