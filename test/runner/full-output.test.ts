@@ -114,6 +114,10 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
       output_bytes_total: SIZE,
       full_output: { bytes: SIZE, sha256: expected },
     });
+    // Listed at once: the reads below take long enough on a busy machine for retention to come.
+    const bucket = await openBucket(devState);
+    const prefix = `outputs/default/${sid}/`;
+    expect(await bucket.keys(prefix)).toHaveLength(parts);
     expect(second.log()).toContain(`${parts} part(s), ${SIZE} bytes uploaded`);
     // What the first runner sent is not sent again.
     expect(second.log()).not.toContain(`output ${handle}: part 0 uploaded`);
@@ -159,9 +163,6 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
     });
 
     // Retention purges the job, and its parts go from the bucket.
-    const bucket = await openBucket(devState);
-    const prefix = `outputs/default/${sid}/`;
-    expect(await bucket.keys(prefix)).toHaveLength(parts);
     const pullUrl = `${dev.base}/v1/sessions/${sid}/exec-jobs/${handle}`;
     await waitUntil(async () => {
       const pulled = await fetch(pullUrl, { headers: auth });
