@@ -10,7 +10,7 @@ import { api, devVar, startWranglerDev, type WranglerDev } from "../support/loca
 
 let dev: WranglerDev | undefined;
 /**
- * The rate test's own token (tenant `rate`): the long-poll test's ~600 requests of the default token
+ * The rate test's own token (tenant `rate`): the long-poll test's ~200 requests of the default token
  * may still count in the limiter's window when the rate test starts.
  */
 const RATE_TOKEN = "rate-test-token-0123456789";
@@ -28,7 +28,7 @@ async function sessionWithRun(base: string, sid: string): Promise<string> {
 }
 
 describe("a flood of long-polls under wrangler dev", () => {
-  it("600 parallel long-polls over 5 sessions: 8 per session and 20 for the tenant are held, the rest get 429 with Retry-After, and the service answers throughout", async () => {
+  it("200 parallel long-polls over 5 sessions: 8 per session and 20 for the tenant are held, the rest get 429 with Retry-After, and the service answers throughout", async () => {
     dev = await startWranglerDev(stateDir, "any", {
       QUOTA_LONG_POLLS_PER_TENANT: "20",
       AGENT_TOKENS: `${devVar("AGENT_TOKENS")},rate:${RATE_TOKEN}`,
@@ -39,7 +39,9 @@ describe("a flood of long-polls under wrangler dev", () => {
       const sid = `polls-${i}`;
       sessions.push({ sid, runId: await sessionWithRun(base, sid) });
     }
-    const polls = Array.from({ length: 600 }, (_, i) => {
+    // 40 a session, 200 in all: past both quotas, and no flood of connections on wrangler dev's
+    // proxy (600 at once, beside a busy test run, once left requests unanswered).
+    const polls = Array.from({ length: 200 }, (_, i) => {
       const { sid, runId } = sessions[i % sessions.length]!;
       return api(
         base,
@@ -57,7 +59,7 @@ describe("a flood of long-polls under wrangler dev", () => {
     const answers = await Promise.all(polls);
     const held = answers.filter((answer) => answer.status === 200);
     const refused = answers.filter((answer) => answer.status === 429);
-    expect(held.length + refused.length).toBe(600);
+    expect(held.length + refused.length).toBe(200);
     // At most 8 per session (40), and the tenant's 20 bound them first.
     expect(held.length).toBe(20);
     for (const answer of refused) {
