@@ -51,9 +51,15 @@ export class DiskMeter {
     private readonly limit: number,
   ) {}
 
-  /** The bytes known now; starts a pass unless one is running. */
+  /**
+   * The bytes known now. A small workspace is walked here and then (no process to spawn twice a
+   * second per command); a big or odd one gets a find pass, unless one is running.
+   */
   poll(): number {
-    if (this.walk === null) void this.pass();
+    if (this.walk !== null) return this.known;
+    const quick = quickMeasure(this.root, this.limit);
+    if (quick === null) void this.pass();
+    else this.known = quick;
     return this.known;
   }
 
