@@ -112,6 +112,9 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["src/**/*.test.ts", "client/**/*.test.ts", "test/workers/**/*.test.ts"],
+          // vitest's 5 s default is a bet on the machine's speed: beside a busy run, a test of a
+          // few hundred requests passed it (the test, not the code, was slow).
+          testTimeout: 30_000,
           // Bundles the Agents SDK kit's example agent, an extra worker of the pool.
           globalSetup: ["test/support/bundle-sdk-agent.ts"],
           // `npm run fuzz` raises both (FUZZ_RUNS, PROPERTY_RUNS); CI runs what it can afford.
