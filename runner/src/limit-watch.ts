@@ -45,6 +45,7 @@ const FIND = "/usr/bin/find";
 export class DiskMeter {
   private walk: ChildProcess | null = null;
   private known = 0;
+  private big = false;
 
   constructor(
     private readonly root: string,
@@ -57,7 +58,9 @@ export class DiskMeter {
    */
   poll(): number {
     if (this.walk !== null) return this.known;
-    const quick = quickMeasure(this.root, this.limit);
+    // Once too big for the walk here, find's from then on: the tree rarely shrinks back.
+    const quick = this.big ? null : quickMeasure(this.root, this.limit);
+    this.big = quick === null;
     if (quick === null) void this.pass();
     else this.known = quick;
     return this.known;

@@ -229,7 +229,11 @@ describe.concurrent("a hostile command in the sandbox (real runner, bwrap)", () 
       "yes > /tmp/fill; yes > /dev/shm/fill; stat -c %s /tmp/fill /dev/shm/fill",
       "ram-filler",
     );
-    const sizes = (answer.output as string).trim().split("\n").slice(-2).map(Number);
+    // Only stat's lines: bash's own "File size limit exceeded" (stderr) may arrive after them.
+    const sizes = (answer.output as string)
+      .split("\n")
+      .filter((line) => /^\d+$/.test(line.trim()))
+      .map(Number);
     expect(sizes).toHaveLength(2);
     for (const size of sizes) expect(size).toBeLessThanOrEqual(8 * 1024 * 1024);
   });
@@ -391,6 +395,14 @@ describe("the disk limit however the workspace is shaped (real runner, bwrap)", 
     const answer = await disk.exec(
       `perl -e 'for (1..25_000) { open my $f, ">", "f$_" or die; print $f "x" x 1000 }'; sleep 30`,
       "many-files",
+    );
+    expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
+  });
+
+  it("files 40 directories deep, past what the runner walks itself, are counted by find", async () => {
+    const answer = await disk.exec(
+      "for i in $(seq 40); do mkdir d && cd d; done; head -c 5M /dev/zero > f1; head -c 5M /dev/zero > f2; sleep 30",
+      "find-files",
     );
     expect(answer).toMatchObject({ exit_code: null, ended_by: "disk_limit" });
   });
