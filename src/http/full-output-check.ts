@@ -11,7 +11,8 @@ const HEADS_AT_ONCE = 6;
 /**
  * Sizes by key of the parts a completion names. One list of the job's prefix holds them all (up to
  * 1,000 parts) unless parts were re-sent with other bytes: each such re-send leaves a key of its
- * own (decision 601), so however many there are, a named part the first page did not show is
+ * own (the key carries the part's hash, so a retry never overwrites what a completion may
+ * already name), so however many there are, a named part the first page did not show is
  * looked up by its key. The count of re-sends never hides a part.
  */
 async function storedParts(

@@ -11,7 +11,8 @@ import { mayExist } from "./tenant-quotas";
 /**
  * Requests that drain or end what was accepted are never limited: a claim, an ack, a run's suspend
  * and finish, the pull of a job (its accepted result), a job's cancel and a session's delete always
- * work, so a limited host can still empty its inbox and stop (docs/decisions.md 704, 711).
+ * work, so a limited host can still empty its inbox and stop: refusing them would keep the
+ * work a flood is made of (pending items, running jobs) alive longer, not end it.
  */
 const DRAINS: readonly [string, RegExp][] = [
   ["POST", /^\/v1\/sessions\/[^/]+\/inbox\/(claim|ack)$/],
