@@ -27,7 +27,7 @@ const DISK_EVERY_TICKS = 5;
  * Every entry counts at least one block of the usual file system, as `du` would: a tree of many
  * empty files fills a disk too, and the charge bounds a walk at `diskBytes / BLOCK` entries.
  */
-export const BLOCK = 4096;
+const BLOCK = 4096;
 
 const charge = (size: number): number => Math.max(BLOCK, Math.ceil(size / BLOCK) * BLOCK);
 
