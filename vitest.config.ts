@@ -1,4 +1,4 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 // With its extension: Vite loads this config natively, without TypeScript's resolution.
 import { TEST_SECRETS } from "./test/support/secrets.ts";
@@ -56,7 +56,9 @@ export default defineConfig({
               bindings: TEST_BINDINGS,
               // The binding of wrangler.toml with a limit a test reaches in one 10 s window (the
               // local limiter takes a few hundred requests a second); only tenant `rate` meets it.
-              ratelimits: { TOKEN_RATE_LIMITER: { simple: { limit: 20, period: 10 } } },
+              ratelimits: {
+                TOKEN_RATE_LIMITER: { namespace_id: "7001", simple: { limit: 20, period: 10 } },
+              },
               // Every outbound fetch of the Worker (the resume webhooks) reaches the recording host.
               outboundService: "agent-host",
               serviceBindings: {
@@ -83,8 +85,8 @@ export default defineConfig({
                   compatibilityDate: "2026-04-15",
                   compatibilityFlags: ["nodejs_compat"],
                   durableObjects: { SHELL_AGENT: { className: "ShellAgent", useSQLite: true } },
-                  // exec-inbox is the pool's runner Worker (vitest-pool-workers names it so).
-                  serviceBindings: { EXEC_INBOX: "vitest-pool-workers-runner-workers" },
+                  // exec-inbox is the pool's runner Worker (the vitest plugin names it so).
+                  serviceBindings: { EXEC_INBOX: "vitest-plugin-runner-workers" },
                   // Its runner calls (plain fetch) reach the stand-in runner.
                   outboundService: "fake-runner",
                   bindings: {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Miniflare, type MiniflareOptions } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from "miniflare";
 import { postCompletion } from "../client";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, devVar } from "../test/support/local-stack";
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-bench-binding-"));
   const script = buildWorker(".", ".bench/exec-inbox");
   const before = new Set(ownWorkerdPids());
-  const options: MiniflareOptions = {
+  const options: V4MiniflareOptions = {
     host: "127.0.0.1",
     port: 0,
     workers: [
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       },
     ],
   };
-  const miniflare = new Miniflare(options);
+  const miniflare = new Miniflare(convertV4MiniflareOptions(options));
   await miniflare.ready;
   const base = (await miniflare.unsafeGetDirectURL("exec-inbox")).origin;
   const pids = ownWorkerdPids().filter((pid) => !before.has(pid));

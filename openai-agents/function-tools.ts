@@ -29,7 +29,11 @@ export function execFunctionTools(
     } as NonStrictParameters;
     return tool({
       name,
-      description: aiTool.description ?? name,
+      // An AI SDK description may be a function of the tool's context; these tools take none.
+      description:
+        typeof aiTool.description === "function"
+          ? aiTool.description({ context: {} })
+          : (aiTool.description ?? name),
       strict: false,
       parameters,
       // The model reads the error itself, as with the AI SDK (the SDK's default adds "Please try
@@ -42,6 +46,7 @@ export function execFunctionTools(
         return aiTool.execute(parsed.data as never, {
           toolCallId: details?.toolCall?.callId ?? name,
           messages: [],
+          context: {},
         });
       },
     });

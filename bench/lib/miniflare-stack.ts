@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { Miniflare, type MiniflareOptions } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from "miniflare";
 import { devVar } from "../../test/support/local-stack";
 import { ownWorkerdPids } from "./proc";
 
@@ -32,14 +32,16 @@ export interface ServedWorker {
   stop(): Promise<void>;
 }
 
-export async function serveWorker(options: MiniflareOptions): Promise<ServedWorker> {
+export async function serveWorker(options: V4MiniflareOptions): Promise<ServedWorker> {
   const before = new Set(ownWorkerdPids());
-  const miniflare = new Miniflare({
-    host: "127.0.0.1",
-    port: 0,
-    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-    ...options,
-  } as MiniflareOptions);
+  const miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+      ...options,
+    } as V4MiniflareOptions),
+  );
   const url = await miniflare.ready;
   return {
     base: url.origin,

@@ -22,7 +22,7 @@ function fakeInbox(text: string | (() => ReadableStream<Uint8Array>)) {
   };
 }
 
-const call = { toolCallId: "t", messages: [] };
+const call = { toolCallId: "t", messages: [], context: {} };
 type Answer = { matched_lines?: number; output?: string; error?: string };
 const grep = async (
   text: Parameters<typeof fakeInbox>[0],

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { retrying } from "../../agent/retry";
 import { startArrivalsHost } from "../../bench/lib/arrivals-host";
@@ -116,33 +116,35 @@ beforeAll(() => {
 beforeEach(async () => {
   state = mkdtempSync(join(tmpdir(), "exec-inbox-ceiling-"));
   host = await startArrivalsHost();
-  miniflare = new Miniflare({
-    host: "127.0.0.1",
-    port: 0,
-    durableObjectsPersist: join(state, "do"),
-    d1Persist: join(state, "d1"),
-    workers: [
-      {
-        name: "exec-inbox",
-        modules: true,
-        scriptPath: script,
-        modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
-        compatibilityDate: "2026-04-15",
-        compatibilityFlags: ["nodejs_compat"],
-        bindings: execInboxBindings(),
-        durableObjects: { SESSIONS: { className: "SessionObject", useSQLite: true } },
-        d1Databases: { INDEX: "exec-inbox-index" },
-        unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-      },
-      {
-        name: "ballast",
-        modules: true,
-        script: BALLAST,
-        compatibilityDate: "2026-04-15",
-        durableObjects: { BALLAST: { className: "Ballast", useSQLite: true } },
-      },
-    ],
-  });
+  miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      durableObjectsPersist: join(state, "do"),
+      d1Persist: join(state, "d1"),
+      workers: [
+        {
+          name: "exec-inbox",
+          modules: true,
+          scriptPath: script,
+          modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
+          compatibilityDate: "2026-04-15",
+          compatibilityFlags: ["nodejs_compat"],
+          bindings: execInboxBindings(),
+          durableObjects: { SESSIONS: { className: "SessionObject", useSQLite: true } },
+          d1Databases: { INDEX: "exec-inbox-index" },
+          unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+        },
+        {
+          name: "ballast",
+          modules: true,
+          script: BALLAST,
+          compatibilityDate: "2026-04-15",
+          durableObjects: { BALLAST: { className: "Ballast", useSQLite: true } },
+        },
+      ],
+    }),
+  );
   await miniflare.ready;
   base = (await miniflare.unsafeGetDirectURL("exec-inbox")).origin;
 });

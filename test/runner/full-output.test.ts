@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outputTools } from "../../agent/output-tools";
 import {
@@ -34,12 +34,14 @@ const shaOf = (pipeline: string): string =>
  * SQLite metadata and blobs): listing it is listing what the Worker's bucket holds.
  */
 async function openBucket(stateDir: string) {
-  const mf = new Miniflare({
-    modules: true,
-    script: "export default { fetch: () => new Response(null) }",
-    r2Buckets: { OUTPUTS: "exec-inbox-outputs" },
-    r2Persist: join(stateDir, "v3", "r2"),
-  });
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: "export default { fetch: () => new Response(null) }",
+      r2Buckets: { OUTPUTS: "exec-inbox-outputs" },
+      r2Persist: join(stateDir, "v3", "r2"),
+    }),
+  );
   const bucket = await mf.getR2Bucket("OUTPUTS");
   return {
     keys: async (prefix: string) =>
@@ -146,7 +148,7 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
 
     // The agent kit's tools page and search it, streamed into the host.
     const tools = outputTools({ inbox, sessionId: sid });
-    const call = { toolCallId: "t", messages: [] };
+    const call = { toolCallId: "t", messages: [], context: {} };
     const page = await tools.read_output.execute!(
       { session_id: handle, offset: 0, limit: 20 },
       call,
