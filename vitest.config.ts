@@ -75,14 +75,14 @@ export default defineConfig({
                   name: "agent-host",
                   modules: true,
                   scriptPath: "./test/support/agent-host.mjs",
-                  compatibilityDate: "2026-04-15",
+                  compatibilityDate: "2026-11-17",
                 },
                 {
                   // Bundled by test/support/bundle-sdk-agent.ts before the pool starts.
                   name: "sdk-agent",
                   modules: true,
                   scriptPath: "./.vitest-bundles/sdk-agent/worker.js",
-                  compatibilityDate: "2026-04-15",
+                  compatibilityDate: "2026-11-17",
                   compatibilityFlags: ["nodejs_compat"],
                   durableObjects: { SHELL_AGENT: { className: "ShellAgent", useSQLite: true } },
                   // exec-inbox is the pool's runner Worker (the vitest plugin names it so).
@@ -99,13 +99,13 @@ export default defineConfig({
                   name: "fake-runner",
                   modules: true,
                   scriptPath: "./test/support/fake-runner.mjs",
-                  compatibilityDate: "2026-04-15",
+                  compatibilityDate: "2026-11-17",
                 },
                 {
                   name: "wake-target",
                   modules: true,
                   scriptPath: "./test/support/wake-target.mjs",
-                  compatibilityDate: "2026-04-15",
+                  compatibilityDate: "2026-11-17",
                 },
               ],
             },

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
         // Its own socket: requests skip Miniflare's entry worker, as in the rest of the benchmark.
         unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
         modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
-        compatibilityDate: "2026-04-15",
+        compatibilityDate: "2026-11-17",
         compatibilityFlags: ["nodejs_compat"],
         bindings: {
           AGENT_TOKENS: devVar("AGENT_TOKENS"),
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
         name: "receiver",
         modules: true,
         scriptPath: "bench/binding-receiver/worker.mjs",
-        compatibilityDate: "2026-04-15",
+        compatibilityDate: "2026-11-17",
         bindings: { RESUME_SIGNING_SECRET: devVar("RESUME_SIGNING_SECRET") },
       },
     ],

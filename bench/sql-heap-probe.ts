@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const served = await serveWorker({
     modules: true,
     script: PROBE,
-    compatibilityDate: "2026-04-15",
+    compatibilityDate: "2026-11-17",
     durableObjects: { PROBE: { className: "Probe", useSQLite: true } },
   });
   const rows: string[][] = [];

@@ -85,7 +85,7 @@ export async function serveExecInbox(
     scriptPath,
     // The index's schema is imported as text (wrangler's default rule for .sql).
     modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
-    compatibilityDate: "2026-04-15",
+    compatibilityDate: "2026-11-17",
     compatibilityFlags: ["nodejs_compat"],
     bindings: execInboxBindings(extra),
     durableObjects: { SESSIONS: { className: "SessionObject", useSQLite: true } },
@@ -100,7 +100,7 @@ export async function serveFloorWorker(stateDir: string): Promise<ServedWorker> 
   return serveWorker({
     modules: true,
     scriptPath: buildWorker("bench/floor-worker", ".bench/floor-worker"),
-    compatibilityDate: "2026-04-15",
+    compatibilityDate: "2026-11-17",
     durableObjects: { FLOOR: { className: "Floor", useSQLite: true } },
     durableObjectsPersist: join(stateDir, "do"),
   });

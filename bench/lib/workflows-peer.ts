@@ -30,7 +30,7 @@ export async function startWorkflowsPeer(
   const served = await serveWorker({
     modules: true,
     scriptPath,
-    compatibilityDate: "2026-04-15",
+    compatibilityDate: "2026-11-17",
     workflows: { WAITER: { name: "waiter", className: "Waiter" } },
     workflowsPersist: join(stateDir, "workflows"),
     durableObjectsPersist: join(stateDir, "do"),
