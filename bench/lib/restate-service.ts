@@ -4,18 +4,6 @@
 import { createServer } from "node:http";
 import { createServer as createHttp2Server } from "node:http2";
 
-// @restatedev/restate-sdk calls Promise.withResolvers (Node 22+); without it every invocation fails.
-const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
-promiseStatics.withResolvers ??= () => {
-  let resolve: unknown;
-  let reject: unknown;
-  const promise = new Promise((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-};
-
 export type ServiceMessage =
   | { type: "ready"; port: number }
   | { type: "announce"; key: string; id: string }
