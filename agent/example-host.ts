@@ -1,13 +1,13 @@
 // The example agent host: one agent per session behind a small HTTP API (an AI SDK agent, or another
-// framework's through its turn engine), its conversations in JSON files. `npm run agent` starts it
-// (scripts/agent-host.ts); tests and the demo start it here.
+// framework's through its turn engine), its conversations in one SQLite database. `npm run agent`
+// starts it (scripts/agent-host.ts); tests and the demo start it here.
 import { serve } from "@hono/node-server";
 import type { ModelMessage } from "ai";
 import { Hono } from "hono";
 import { ExecInboxClient } from "../client";
 import { AgentKit, type AgentKitOptions } from "./agent-kit";
 import { readBoundedJson } from "./bounded-body";
-import { FileConversationStore } from "./conversation-store";
+import { CONVERSATION_DATABASE, SqliteConversationStore } from "./conversation-store";
 import { RunnerClient } from "./runner-client";
 
 /** `Omit` over each member of a union (the kit's options are one: a `model` or a `turn`). */
@@ -94,29 +94,45 @@ export async function startExampleHost<M = ModelMessage>(
   // The routes have no auth (only /resume is signed): loopback unless the caller says otherwise.
   const hostname = options.hostname ?? "127.0.0.1";
   const url = `http://${hostname}:${options.port}`;
-  // The spread keeps the caller's `model` or `turn`; TypeScript cannot follow a union through it.
-  const kit = new AgentKit<M>({
-    ...options,
-    inbox: new ExecInboxClient({ baseUrl: options.execInboxUrl, token: options.agentToken }),
-    runner: new RunnerClient({ baseUrl: options.runnerUrl, token: options.runnerToken }),
-    store: new FileConversationStore<M>(options.stateDir),
-    resumeUrl: `${url}/resume`,
-  } as AgentKitOptions<M>);
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: exampleHostApp(kit).fetch, port: options.port, hostname }, () =>
-      resolve(started),
+  // Opened first: a damaged database stops the start here, before the host listens.
+  const store = new SqliteConversationStore<M>(options.stateDir);
+  if (store.imported > 0) {
+    options.log?.(
+      `imported ${store.imported} conversations from the JSON files of an earlier host into ${CONVERSATION_DATABASE}; the .json files are no longer read`,
     );
-    // A port in use fails the start instead of leaving a host that never listens.
-    started.once("error", reject);
-  });
+  }
+  let kit: AgentKit<M>;
+  let server: ReturnType<typeof serve>;
+  try {
+    // The spread keeps the caller's `model` or `turn`; TypeScript cannot follow a union through it.
+    kit = new AgentKit<M>({
+      ...options,
+      inbox: new ExecInboxClient({ baseUrl: options.execInboxUrl, token: options.agentToken }),
+      runner: new RunnerClient({ baseUrl: options.runnerUrl, token: options.runnerToken }),
+      store,
+      resumeUrl: `${url}/resume`,
+    } as AgentKitOptions<M>);
+    const app = exampleHostApp(kit);
+    server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const started = serve({ fetch: app.fetch, port: options.port, hostname }, () =>
+        resolve(started),
+      );
+      // A port in use fails the start instead of leaving a host that never listens.
+      started.once("error", reject);
+    });
+  } catch (error) {
+    store.close();
+    throw error;
+  }
   // Runs and resumes a crashed host left unfinished continue now.
   void kit.recover().catch((error: unknown) => options.log?.(`recovery failed: ${String(error)}`));
   return {
     url,
     kit,
-    close: () => {
+    close: async () => {
       kit.close();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      store.close();
     },
   };
 }

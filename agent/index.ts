@@ -10,9 +10,10 @@ export {
 } from "./agent-kit";
 export {
   type ActiveRun,
+  CONVERSATION_DATABASE,
   type ConversationStore,
-  FileConversationStore,
   type SessionRecord,
+  SqliteConversationStore,
 } from "./conversation-store";
 export {
   type ExampleHost,

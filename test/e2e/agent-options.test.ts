@@ -1,14 +1,22 @@
 // The kit refuses settings exec-inbox would refuse later, when it is made, not at the first command.
 import { describe, expect, it } from "vitest";
 import { AgentKit } from "../../agent/agent-kit";
-import { FileConversationStore } from "../../agent/conversation-store";
+import type { ConversationStore } from "../../agent/conversation-store";
 import { RunnerClient } from "../../agent/runner-client";
 import { ExecInboxClient } from "../../client";
+
+/** No test here gets as far as the store: constructing the kit is what is under test. */
+const unusedStore: ConversationStore = {
+  load: () => Promise.reject(new Error("no store in this test")),
+  save: () => Promise.reject(new Error("no store in this test")),
+  delete: () => Promise.reject(new Error("no store in this test")),
+  list: () => Promise.reject(new Error("no store in this test")),
+};
 
 const options = {
   inbox: new ExecInboxClient({ baseUrl: "http://127.0.0.1:1", token: "t" }),
   runner: new RunnerClient({ baseUrl: "http://127.0.0.1:1", token: "t" }),
-  store: new FileConversationStore("/nonexistent-never-written"),
+  store: unusedStore,
   model: () => {
     throw new Error("no model in this test");
   },
