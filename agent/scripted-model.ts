@@ -1,9 +1,9 @@
 // A model that needs no API key: the AI SDK's own mock language model, scripted to drive the exec
 // loop (start commands, wait, read results with write_stdin, answer). Tests read its recorded prompts.
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 
-type CallOptions = MockLanguageModelV3["doGenerateCalls"][number];
-type GenerateResult = Awaited<ReturnType<MockLanguageModelV3["doGenerate"]>>;
+type CallOptions = MockLanguageModelV4["doGenerateCalls"][number];
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
 type PromptMessage = CallOptions["prompt"][number];
 
 const USAGE: GenerateResult["usage"] = {
@@ -108,8 +108,8 @@ export function scriptedStep(prompt: readonly PromptMessage[]): GenerateResult {
  */
 export function scriptedModel(
   onPrompt: (prompt: readonly PromptMessage[]) => void = () => {},
-): MockLanguageModelV3 {
-  return new MockLanguageModelV3({
+): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
     provider: "exec-inbox-scripted",
     modelId: "scripted",
     doGenerate: async (options) => {

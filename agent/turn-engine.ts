@@ -62,6 +62,6 @@ export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
       tools: execTools(tools),
       stopWhen: stepCountIs(options.maxSteps ?? 8),
     });
-    return { messages: [...prompt, ...result.response.messages], text: result.text };
+    return { messages: [...prompt, ...result.responseMessages], text: result.text };
   };
 }

@@ -351,7 +351,7 @@ export abstract class ExecInboxAgent<
       ),
       stopWhen: stepCountIs(settings.maxSteps ?? 8),
     });
-    return { messages: result.response.messages, running: [...running], text: result.text };
+    return { messages: result.responseMessages, running: [...running], text: result.text };
   }
 
   /** Commands still running: wait for them (a wait that already covers them stays); else finish. */

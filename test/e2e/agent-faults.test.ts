@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { afterFirstCycle } from "../support/e2e-arrange";
 import { viewWhen } from "../support/local-stack";
@@ -179,7 +179,7 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
   it("ends the run when the model keeps failing, so the session is not left running, and the next message is answered", async () => {
     const sid = "agent-fault-model";
     await agent.host.kit.createSession(sid);
-    const failing = new MockLanguageModelV3({
+    const failing = new MockLanguageModelV4({
       doGenerate: async () => {
         throw new Error("provider unavailable");
       },
@@ -211,7 +211,7 @@ describe("the agent kit when exec-inbox or the runner fails", () => {
     const scripted = agent.models.get(sid)!;
     agent.models.set(
       sid,
-      new MockLanguageModelV3({
+      new MockLanguageModelV4({
         doGenerate: async (options) => {
           await gate;
           return scripted.doGenerate(options);

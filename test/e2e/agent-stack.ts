@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { MockLanguageModelV3 } from "ai/test";
+import type { MockLanguageModelV4 } from "ai/test";
 import { Webhook } from "standardwebhooks";
 import type { SessionRecord } from "../../agent";
 import {
@@ -40,7 +40,7 @@ export const LEASE_MS = 2000;
 export interface HostInstance {
   readonly host: ExampleHost;
   /** The mock model of each session of this host instance (a restarted host has new ones). */
-  readonly models: Map<string, MockLanguageModelV3>;
+  readonly models: Map<string, MockLanguageModelV4>;
 }
 
 export interface HostProcess {
@@ -89,7 +89,7 @@ export async function startAgentStack(): Promise<AgentStack> {
     stateDir,
     hostPort,
     async startHost(options = {}) {
-      const models = new Map<string, MockLanguageModelV3>();
+      const models = new Map<string, MockLanguageModelV4>();
       const host = await startExampleHost({
         execInboxUrl: dev.base,
         agentToken: AGENT_TOKEN,
@@ -186,7 +186,7 @@ export async function startAgentStack(): Promise<AgentStack> {
   return stack;
 }
 
-type Prompt = MockLanguageModelV3["doGenerateCalls"][number]["prompt"];
+type Prompt = MockLanguageModelV4["doGenerateCalls"][number]["prompt"];
 
 /** The text of every user message of a prompt, runtime messages included. */
 export function userTexts(prompt: Prompt): string[] {
