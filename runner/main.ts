@@ -1,4 +1,7 @@
 // Starts the reference exec runner: `npm run runner`. Settings come from the environment (settings.ts).
+// package.json runs it as `exec node --import tsx`, with no shell and no tsx CLI between npm and the
+// runner: the shell dies of npm's SIGTERM without passing it on, and the CLI SIGKILLs a child that
+// does not acknowledge a passed-on signal within 30 ms, before it has ended its commands.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { serve } from "@hono/node-server";
@@ -54,8 +57,17 @@ const server = serve(
   },
 );
 
+/**
+ * Ends the runner by `signal` once it has stopped, as an unhandled one would have: its parent (npm,
+ * a shell: 128 + the signal's number) sees how it was stopped.
+ */
+function endBy(signal: NodeJS.Signals): void {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+}
+
 let stopping = false;
-async function stop(signal: string): Promise<void> {
+async function stop(signal: NodeJS.Signals): Promise<void> {
   // A second Ctrl-C must not kill the runner before it has ended its process groups.
   if (stopping) return console.log(`[runner] ${signal}: already stopping`);
   stopping = true;
@@ -70,7 +82,7 @@ async function stop(signal: string): Promise<void> {
   server.close();
   await runner.close(CALLBACK_GRACE_MS);
   removeRoots(cgroups);
-  process.exit(0);
+  endBy(signal);
 }
 process.on("SIGTERM", () => void stop("SIGTERM"));
 process.on("SIGINT", () => void stop("SIGINT"));

@@ -1,5 +1,7 @@
 // `npm run agent`: the example agent host. With OPENAI_API_KEY it runs an OpenAI model; without, a
 // scripted model (the AI SDK's mock model). Settings come from the environment (see README).
+// package.json runs it as `exec node --import tsx` so that npm's SIGINT and SIGTERM reach it (see
+// runner/main.ts).
 import { appendFileSync } from "node:fs";
 import { createOpenAI } from "@ai-sdk/openai";
 import type { LanguageModel } from "ai";
@@ -72,8 +74,21 @@ console.log(
   `[agent] listening on ${host.url} with ${apiKey === "" ? "the scripted model (no OPENAI_API_KEY)" : `OpenAI ${modelName}`}`,
 );
 
+/** A request still running (a model turn) keeps the host no longer: the kit recovers its run. */
+const STOP_DEADLINE_MS = 10_000;
+
+/** Ends the host by `signal`, as an unhandled one would have: its parent sees how it stopped. */
+function endBy(signal: NodeJS.Signals): void {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+}
+
+let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    void host.close().then(() => process.exit(0));
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => endBy(signal), STOP_DEADLINE_MS).unref();
+    void host.close().then(() => endBy(signal));
   });
 }

@@ -1,6 +1,8 @@
 // `npm start [-- wrangler dev options]`: the service on loopback with the committed local secrets
 // and its state on disk. Each default below gives way to the same option given after `--`; the
-// port is PORT when set. What wrangler itself does is left to wrangler.
+// port is PORT when set. What wrangler itself does is left to wrangler. package.json starts it with
+// `exec`: npm passes SIGINT and SIGTERM to its child, and a shell in between would die of them
+// without passing them on, leaving this process and wrangler running.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -51,8 +53,12 @@ console.log(
     `(wrangler ${wranglerVersion}, pinned: later releases need Node 22)`,
 );
 
+// wrangler, its workerd and its esbuild in a process group of their own, so that a stop reaches all
+// of them at once: a signal to wrangler alone can leave esbuild running, or make it print a
+// deadlock dump when wrangler exits in the middle of a build.
 const child = spawn(process.execPath, [wrangler, "dev", ...defaults, ...given], {
   stdio: "inherit",
+  detached: true,
   env: {
     ...process.env,
     // Offline here and on many laptops: no metrics upload, no `Request.cf` download (a placeholder
@@ -62,7 +68,57 @@ const child = spawn(process.execPath, [wrangler, "dev", ...defaults, ...given], 
     WRANGLER_HIDE_BANNER: process.env.WRANGLER_HIDE_BANNER ?? "true",
   },
 });
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => child.kill(signal));
+
+/** How long the group has to end after a stop's signal before it is SIGKILLed. */
+const GRACE_MS = 10_000;
+
+/** Sends `signal` to the whole group; false when none of it is left. */
+function signalGroup(signal) {
+  try {
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
-child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + 1)));
+
+/** Waits until the group is empty (true) or `ms` has passed (false). */
+async function groupGone(ms) {
+  const deadline = Date.now() + ms;
+  while (signalGroup(0)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+/** Ends this process by `signal`, as an unhandled one would: npm and the shell see how it stopped. */
+function endBy(signal) {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+}
+
+// npm passes the signal a user sends it to this process, and a terminal's Ctrl-C reaches this
+// process group, not wrangler's: both are passed on. A repeat (npm's copy of a Ctrl-C) changes
+// nothing; the grace bounds the stop.
+let stoppedBy = null;
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    if (stoppedBy !== null) return;
+    stoppedBy = signal;
+    signalGroup(signal);
+    setTimeout(() => signalGroup("SIGKILL"), GRACE_MS).unref();
+  });
+}
+
+child.on("exit", async (code, signal) => {
+  // workerd outlives wrangler for a moment, holding the port: the service has stopped once the
+  // group is empty.
+  if (!(await groupGone(GRACE_MS))) {
+    signalGroup("SIGKILL");
+    await groupGone(GRACE_MS);
+  }
+  const by = stoppedBy ?? signal;
+  if (by !== null) endBy(by);
+  else process.exit(code ?? 1);
+});

@@ -14,6 +14,7 @@ import {
   viewWhen,
   waitForHealthy,
 } from "../support/local-stack";
+import { killTree, processTree, stackDump, stopByPid } from "../support/process-tree";
 
 const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-agent-scripts-"));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
@@ -63,6 +64,37 @@ describe("the agent scripts", () => {
       await dev.stop();
     }
   }, 90_000);
+
+  it.each(["SIGINT", "SIGTERM"] as const)(
+    "npm run agent, sent %s at the PID npm holds, ends every process of its tree, frees its port and prints no stack",
+    async (signal) => {
+      const port = await freePort();
+      const { child, output, errors } = spawnCollecting("npm", ["run", "agent"], {
+        // Nobody answers there: a host starts, and stops, without exec-inbox or a runner.
+        EXEC_INBOX_URL: `http://127.0.0.1:${await freePort()}`,
+        RUNNER_URL: `http://127.0.0.1:${await freePort()}`,
+        AGENT_PORT: String(port),
+        AGENT_STATE_DIR: join(stateDir, `agent-${signal}`),
+        OPENAI_API_KEY: undefined,
+      });
+      let tree = processTree(child.pid as number);
+      try {
+        await waitForHealthy(`http://127.0.0.1:${port}`, child, output, 30_000);
+        tree = processTree(child.pid as number);
+        expect(tree.map((proc) => proc.command)).toEqual(
+          expect.arrayContaining([expect.stringContaining("scripts/agent-host.ts")]),
+        );
+        const stopped = await stopByPid(child, tree, signal, port, 30_000);
+        expect(stopped.left).toEqual([]);
+        expect(stopped.portFree).toBe(true);
+        expect(stopped.exit).toEqual({ code: null, signal });
+        expect(stackDump(errors())).toEqual([]);
+      } finally {
+        killTree(tree);
+      }
+    },
+    60_000,
+  );
 
   it.each([
     ["the AI SDK kit", []],

@@ -6,8 +6,9 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, spawnCollecting, waitForHealthy } from "../support/local-stack";
+import { killTree, type Proc, processTree, stackDump, stopByPid } from "../support/process-tree";
 
 interface Block {
   readonly file: string;
@@ -39,24 +40,32 @@ const unannounced = (block: Block) =>
 
 async function startService(state: string) {
   const port = await freePort();
-  const { child, output } = spawnCollecting(
+  const { child, output, errors } = spawnCollecting(
     "npm",
     ["start", "--", "--persist-to", state],
     { PORT: String(port), NO_COLOR: "1" },
     process.cwd(),
   );
   const base = `http://127.0.0.1:${port}`;
+  let seen: Proc[] = [];
+  /** npm and every process under it, now; remembered for `kill`, which must find them orphaned. */
+  const tree = () => {
+    seen = processTree(child.pid as number);
+    return seen;
+  };
   await waitForHealthy(base, child, output, 45_000);
+  tree();
   return {
     port,
     base,
-    output,
-    async stop() {
-      if (child.pid === undefined || child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
-      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+    child,
+    errors,
+    tree,
+    /** For afterAll: whatever a failed test left of the tree, SIGKILLed. */
+    kill() {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+        process.kill(-child.pid, "SIGKILL");
+      killTree(seen);
     },
   };
 }
@@ -111,7 +120,23 @@ afterAll(() => {
   for (const state of states) rmSync(state, { recursive: true, force: true });
 });
 
-describe.each(["README.md", "docs/api.md"])("the shell blocks of %s", (file) => {
+// Each document's npm start ends by another signal: `kill <pid>` and Ctrl-C's.
+describe.each([
+  ["README.md", "SIGTERM"],
+  ["docs/api.md", "SIGINT"],
+] as const)("the shell blocks of %s", (file, signal) => {
+  let service: Awaited<ReturnType<typeof startService>> | undefined;
+  const started = () => {
+    if (service === undefined) throw new Error("npm start did not start");
+    return service;
+  };
+  beforeAll(async () => {
+    const state = mkdtempSync(join(tmpdir(), "exec-inbox-readme-"));
+    states.push(state);
+    service = await startService(state);
+  }, 60_000);
+  afterAll(() => service?.kill());
+
   it("each curl the text expects to fail says which status it gets", () => {
     const { run } = shellBlocks(file);
     expect(run.length).toBeGreaterThan(0);
@@ -119,23 +144,29 @@ describe.each(["README.md", "docs/api.md"])("the shell blocks of %s", (file) => 
   });
 
   it("run in order in one shell against npm start, with no failed answer and nothing left behind", async () => {
-    const state = mkdtempSync(join(tmpdir(), "exec-inbox-readme-"));
-    states.push(state);
-    const service = await startService(state);
     const before = await checkoutStatus();
-    try {
-      const { run } = shellBlocks(file);
-      const result = await runInOneShell(run, {
-        PORT: String(service.port),
-        HOOK_PORT: String(await freePort()),
-      });
-      expect(result.output, `the block that failed is the last ::block line`).toContain(
-        "::all blocks ran",
-      );
-      expect(result.code).toBe(0);
-      expect(await checkoutStatus()).toBe(before);
-    } finally {
-      await service.stop();
-    }
+    const { run } = shellBlocks(file);
+    const result = await runInOneShell(run, {
+      PORT: String(started().port),
+      HOOK_PORT: String(await freePort()),
+    });
+    expect(result.output, `the block that failed is the last ::block line`).toContain(
+      "::all blocks ran",
+    );
+    expect(result.code).toBe(0);
+    expect(await checkoutStatus()).toBe(before);
   }, 180_000);
+
+  it(`npm start, sent ${signal} at the PID npm holds, ends every process of its tree (wrangler, workerd), frees its port and prints no stack`, async () => {
+    const { child, port, errors, tree } = started();
+    const processes = tree();
+    expect(processes.map((proc) => proc.command)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/workerd serve/)]),
+    );
+    const stopped = await stopByPid(child, processes, signal, port, 30_000);
+    expect(stopped.left).toEqual([]);
+    expect(stopped.portFree).toBe(true);
+    expect(stopped.exit).toEqual({ code: null, signal });
+    expect(stackDump(errors())).toEqual([]);
+  }, 60_000);
 });

@@ -24,8 +24,14 @@ export interface RunnerProcess {
   readonly log: () => string;
   /** SIGKILL to the runner and to every group it started: a crash, with nothing left behind. */
   kill(): Promise<void>;
-  /** Sends `signal` to the runner alone and waits (at most `timeoutMs`) for it to exit. */
-  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; ms: number }>;
+  /**
+   * Sends `signal` to the runner alone and waits (at most `timeoutMs`) for it to exit: its exit code,
+   * or the signal it ended by (a stopped runner ends by the signal that stopped it).
+   */
+  stop(
+    signal?: NodeJS.Signals,
+    timeoutMs?: number,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
 
 /** Spawns the runner in its own group; `stateDir: null` leaves RUNNER_STATE_DIR unset. */
@@ -63,7 +69,9 @@ export async function startRunnerProcess(
   const base = `http://127.0.0.1:${port}`;
   await waitForHealthy(base, child, output, 20_000);
   const pid = child.pid!;
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   const runner: RunnerProcess = {
     base,
     pid,
@@ -78,10 +86,10 @@ export async function startRunnerProcess(
     async stop(signal = "SIGTERM", timeoutMs = 20_000) {
       const sent = Date.now();
       process.kill(pid, signal);
-      const code = await Promise.race([exited, sleep(timeoutMs).then(() => "timeout" as const)]);
-      if (code === "timeout")
+      const exit = await Promise.race([exited, sleep(timeoutMs).then(() => "timeout" as const)]);
+      if (exit === "timeout")
         throw new Error(`runner still running ${timeoutMs} ms after ${signal}`);
-      return { code, ms: Date.now() - sent };
+      return { ...exit, ms: Date.now() - sent };
     },
   };
   started.add(runner);

@@ -429,7 +429,7 @@ describe("a runner that stops (real runner, bwrap)", () => {
     });
     expect(hostProcesses("sleep 6004")).toHaveLength(1);
     expect(hostProcesses("sleep 6005")).toHaveLength(1);
-    expect((await own.stop("SIGTERM", 10_000)).code).toBe(0);
+    expect(await own.stop("SIGTERM", 10_000)).toMatchObject({ code: null, signal: "SIGTERM" });
     expect(hostProcesses("sleep 6004")).toEqual([]);
     expect(hostProcesses("sleep 6005")).toEqual([]);
   });

@@ -2,7 +2,8 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/local-stack";
+import { freePort, spawnCollecting, waitFor, waitForHealthy } from "../support/local-stack";
+import { killTree, processTree, stackDump, stillRunning, stopByPid } from "../support/process-tree";
 import {
   groupMembers,
   isAlive,
@@ -11,7 +12,13 @@ import {
   newestCommandLeader,
   sessionMembers,
 } from "./runner-process";
-import { type RunnerProcess, runnerCall, startFakeInbox, startRunnerProcess } from "./support";
+import {
+  RUNNER_TOKEN,
+  type RunnerProcess,
+  runnerCall,
+  startFakeInbox,
+  startRunnerProcess,
+} from "./support";
 
 const root = mkdtempSync(join(tmpdir(), "runner-shutdown-"));
 afterAll(async () => {
@@ -44,7 +51,7 @@ describe("runner shutdown and kill (real processes)", () => {
     // bash, sleep and cat share the group the runner created for the command.
     expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(3);
     const stopped = await runner.stop("SIGTERM", 15_000);
-    expect(stopped.code).toBe(0);
+    expect(stopped).toMatchObject({ code: null, signal: "SIGTERM" });
     await waitFor(() => (groupMembers(pgid).length === 0 ? true : undefined), 3000);
   });
 
@@ -60,7 +67,7 @@ describe("runner shutdown and kill (real processes)", () => {
       token: "callback-token",
     });
     const stopped = await runner.stop("SIGTERM", 15_000);
-    expect(stopped.code).toBe(0);
+    expect(stopped).toMatchObject({ code: null, signal: "SIGTERM" });
     expect(groupMembers(pgid)).toEqual([]);
     expect(inbox.of(handle).map((attempt) => attempt.body)).toEqual([
       expect.objectContaining({ status: "killed", exit_code: null, ended_by: "runner_shutdown" }),
@@ -78,7 +85,7 @@ describe("runner shutdown and kill (real processes)", () => {
     expect(isAlive(escaped)).toBe(true);
     try {
       const stopped = await runner.stop("SIGTERM", 15_000);
-      expect(stopped.code).toBe(0);
+      expect(stopped).toMatchObject({ code: null, signal: "SIGTERM" });
     } finally {
       process.kill(escaped, "SIGKILL");
     }
@@ -95,7 +102,7 @@ describe("runner shutdown and kill (real processes)", () => {
       expect(members.length).toBeGreaterThanOrEqual(3);
       expect(groupMembers(pgid)).toHaveLength(1); // the shell alone: sleep and cat left its group
       const stopped = await runner.stop("SIGTERM", 15_000);
-      expect(stopped.code).toBe(0);
+      expect(stopped).toMatchObject({ code: null, signal: "SIGTERM" });
       await waitFor(() => (sessionMembers(pgid).length === 0 ? true : undefined), 3000);
     } finally {
       killQuietly(members);
@@ -115,7 +122,7 @@ describe("runner shutdown and kill (real processes)", () => {
     try {
       expect(members).toHaveLength(2);
       const stopped = await runner.stop("SIGTERM", 15_000);
-      expect(stopped.code).toBe(0);
+      expect(stopped).toMatchObject({ code: null, signal: "SIGTERM" });
       expect(sessionMembers(pgid)).toEqual([]);
     } finally {
       killQuietly(members);
@@ -195,4 +202,48 @@ describe("runner shutdown and kill (real processes)", () => {
     expect(inbox.of(handle)).toHaveLength(1);
     await inbox.close();
   });
+
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "npm run runner, sent %s at the PID npm holds, ends every process of its tree, frees its port, reports its running command as ended by the shutdown and prints no stack",
+    async (signal) => {
+      const inbox = await startFakeInbox();
+      const port = await freePort();
+      const { child, output, errors } = spawnCollecting("npm", ["run", "runner"], {
+        RUNNER_PORT: String(port),
+        RUNNER_TOKENS: RUNNER_TOKEN,
+        RUNNER_STATE_DIR: join(root, `npm-${signal}`),
+        RUNNER_KILL_GRACE_MS: "500",
+      });
+      const base = `http://127.0.0.1:${port}`;
+      let tree = processTree(child.pid as number);
+      try {
+        await waitForHealthy(base, child, output, 30_000);
+        const started = await runnerCall(base, "/v1/exec_command", {
+          cmd: "sleep 100 | cat",
+          yield_time_ms: 500,
+        });
+        const handle = started.body.session_id as string;
+        await runnerCall(base, `/v1/processes/${handle}/callback`, {
+          url: inbox.url(handle),
+          token: "callback-token",
+        });
+        // npm, its shell (if any), node, the command's sandbox and its sleep and cat.
+        tree = processTree(child.pid as number);
+        expect(tree.map((proc) => proc.command)).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^sleep 100/)]),
+        );
+        const stopped = await stopByPid(child, tree, signal, port, 30_000);
+        expect(stopped.left).toEqual([]);
+        expect(stopped.portFree).toBe(true);
+        expect(stopped.exit).toEqual({ code: null, signal });
+        expect(stackDump(errors())).toEqual([]);
+        expect(inbox.of(handle).map((attempt) => attempt.body)).toEqual([
+          expect.objectContaining({ status: "killed", ended_by: "runner_shutdown" }),
+        ]);
+      } finally {
+        killTree(stillRunning(tree));
+        await inbox.close();
+      }
+    },
+  );
 });

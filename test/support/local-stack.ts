@@ -33,14 +33,15 @@ export async function freePort(): Promise<number> {
 
 /**
  * Spawns `command` in its own process group (so a kill takes its children too), collecting its
- * output. `env` is added to this process's environment; an undefined value removes the variable.
+ * output (`errors`: stderr alone). `env` is added to this process's environment; an undefined value
+ * removes the variable.
  */
 export function spawnCollecting(
   command: string,
   args: string[],
   env: Record<string, string | undefined> = {},
   cwd?: string,
-): { child: ChildProcess; output: () => string } {
+): { child: ChildProcess; output: () => string; errors: () => string } {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const name of Object.keys(merged)) if (merged[name] === undefined) delete merged[name];
   const child = spawn(command, args, {
@@ -50,13 +51,15 @@ export function spawnCollecting(
     env: merged,
   });
   let output = "";
+  let errors = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
   });
   child.stderr?.on("data", (chunk) => {
     output += chunk;
+    errors += chunk;
   });
-  return { child, output: () => output };
+  return { child, output: () => output, errors: () => errors };
 }
 
 /** Polls `${base}/healthz` until it answers 2xx; fails if the child exits first or time runs out. */
