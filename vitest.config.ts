@@ -113,6 +113,10 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
+          // One Miniflare per vitest worker for all its files, not one per file: a file's start
+          // (workerd and every auxiliary Worker) cost ~16 s of a busy machine, 82 times. Files
+          // share storage within a worker, so each names its own sessions and tenants.
+          isolate: false,
           include: ["src/**/*.test.ts", "client/**/*.test.ts", "test/workers/**/*.test.ts"],
           // vitest's 5 s default is a bet on the machine's speed: beside a busy run, a test of a
           // few hundred requests passed it (the test, not the code, was slow).

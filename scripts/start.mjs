@@ -50,7 +50,7 @@ const { version: wranglerVersion } = JSON.parse(
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 console.log(
   `exec-inbox ${version} on http://${named("--ip") ? "<your --ip>" : DEFAULTS["--ip"]}:${port} ` +
-    `(wrangler ${wranglerVersion}, pinned: later releases need Node 22)`,
+    `(wrangler ${wranglerVersion}, Node ${process.versions.node})`,
 );
 
 // wrangler, its workerd and its esbuild in a process group of their own, so that a stop reaches all
