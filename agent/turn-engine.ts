@@ -57,7 +57,7 @@ export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
     }
     const result = await generateText({
       model: options.model(sessionId),
-      system: options.system ?? DEFAULT_SYSTEM,
+      instructions: options.system ?? DEFAULT_SYSTEM,
       messages: prompt,
       tools: execTools(tools),
       stopWhen: stepCountIs(options.maxSteps ?? 8),

@@ -344,7 +344,7 @@ export abstract class ExecInboxAgent<
     const running = new Set([...state.running, ...started]);
     const result = await generateText({
       model: settings.model,
-      system: settings.system ?? DEFAULT_SYSTEM,
+      instructions: settings.system ?? DEFAULT_SYSTEM,
       messages: this.conversation.messages(),
       tools: execTools(
         trackingContext({ ...settings, sessionId: this.sessionId }, running, started),
