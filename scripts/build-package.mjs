@@ -6,6 +6,7 @@
 // `dist/shared/`, `dist/src/http/routes/`…) and every relative import stays inside the tarball.
 // One source of truth, no code moved. Sibling packages are imported by name and resolve to their
 // built `dist/` (the build sets no `@exec-inbox/source` condition), so those are built first.
+// The build only emits (`noCheck`): `npm run typecheck` checks the same sources.
 // Node's ESM resolver wants file extensions that the sources leave out (they are resolved as a
 // bundler would); the emitted relative specifiers get theirs here.
 import { execFileSync } from "node:child_process";
