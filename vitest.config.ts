@@ -1,7 +1,15 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defaultClientConditions, defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 // With its extension: Vite loads this config natively, without TypeScript's resolution.
 import { TEST_SECRETS } from "./test/support/secrets.ts";
+import { SOURCE_CONDITION } from "./test/support/source-condition.ts";
+
+// The packages (client, kits) resolve to their TypeScript sources here, not to a built dist/.
+const SOURCES = {
+  resolve: { conditions: [SOURCE_CONDITION, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
+};
 
 // Local test values only; production settings come from `wrangler secret put`.
 const TEST_BINDINGS = {
@@ -49,6 +57,8 @@ export default defineConfig({
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     projects: [
       {
+        // The pool's plugin adds the Workers' own conditions (workerd, worker…) to resolve's.
+        ...SOURCES,
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
@@ -132,6 +142,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCES,
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts", "test/runner/**/*.test.ts"],
@@ -143,6 +154,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCES,
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],

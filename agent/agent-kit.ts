@@ -1,8 +1,8 @@
 // The host side of the exec-inbox contract for an AI SDK agent: resume webhooks, runs, claims, the
 // model turn, durable conversation, acks and the turn boundary. The caller owns HTTP and the model.
 import { randomUUID } from "node:crypto";
+import { type ExecInboxClient, verifyResume } from "@exec-inbox/client";
 import type { ModelMessage } from "ai";
-import { type ExecInboxClient, verifyResume } from "../client";
 import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../shared/exec-wire";
 import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
 import type { ConversationStore, SessionRecord } from "./conversation-store";

@@ -1,10 +1,11 @@
 // The example agent host: one agent per session behind a small HTTP API (an AI SDK agent, or another
 // framework's through its turn engine), its conversations in one SQLite database. `npm run agent`
 // starts it (scripts/agent-host.ts); tests and the demo start it here.
+
+import { ExecInboxClient } from "@exec-inbox/client";
 import { serve } from "@hono/node-server";
 import type { ModelMessage } from "ai";
 import { Hono } from "hono";
-import { ExecInboxClient } from "../client";
 import { AgentKit, type AgentKitOptions } from "./agent-kit";
 import { readBoundedJson } from "./bounded-body";
 import { CONVERSATION_DATABASE, SqliteConversationStore } from "./conversation-store";

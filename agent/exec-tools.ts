@@ -1,8 +1,9 @@
 // The model's `exec_command` and `write_stdin` tools for the Vercel AI SDK, wired to the exec runner
 // and to exec-inbox. The caller owns the session's set of running handles (via the two callbacks).
+
+import { type ExecInboxClient, ExecInboxError } from "@exec-inbox/client";
 import { tool } from "ai";
 import { z } from "zod";
-import { type ExecInboxClient, ExecInboxError } from "../client";
 import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
 import { capText, outputBudget } from "../shared/output-budget";
 import { outputTools } from "./output-tools";

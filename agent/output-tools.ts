@@ -1,9 +1,10 @@
 // The model's `read_output` and `grep_output` tools: page and search a background command's full
 // output (contract §9), streamed from exec-inbox into the host, never whole in memory or context.
 // Which session they read, and the client, are the caller's.
+
+import { type ExecInboxClient, ExecInboxError } from "@exec-inbox/client";
 import { tool } from "ai";
 import { z } from "zod";
-import { type ExecInboxClient, ExecInboxError } from "../client";
 import { capText, outputBudget, utf8WholeLength } from "../shared/output-budget";
 
 export interface OutputToolContext {

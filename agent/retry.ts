@@ -2,7 +2,7 @@
 // Only `not_found` (404) and `lifetime_ended` (410) say a session is gone; a 5xx, a 429 or a
 // dropped connection says nothing about it, so the kit retries those instead of dropping work.
 import { setTimeout as sleep } from "node:timers/promises";
-import { ExecInboxError } from "../client";
+import { ExecInboxError } from "@exec-inbox/client";
 import { RunnerError } from "./runner-client";
 
 /** exec-inbox says the session (or this lifetime of it) no longer exists. */

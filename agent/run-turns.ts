@@ -1,7 +1,7 @@
 // One run's turns: claim the inbox, put each new provider message into the conversation, run the
 // model with the exec tools, store, ack; then suspend on what still runs, or finish.
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Claim, ExecInboxError } from "../client";
+import { type Claim, ExecInboxError } from "@exec-inbox/client";
 import type { KitSettings } from "./agent-kit";
 import type { ActiveRun, SessionRecord } from "./conversation-store";
 import { trackingContext } from "./exec-tools";

@@ -1,8 +1,9 @@
 // One model turn, in the agent framework of the host's choice. The kit owns everything around it
 // (the resume, the claims, which envelopes are new, the store, the ack, the turn boundary); an
 // engine only turns the stored conversation and what is new into the next conversation.
+
+import type { Claim } from "@exec-inbox/client";
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
-import type { Claim } from "../client";
 import { type ExecToolContext, execTools } from "./exec-tools";
 
 export const DEFAULT_SYSTEM =

@@ -2,13 +2,19 @@
 // model, the wake exec-inbox calls through a service binding, and the turn loop that puts each
 // inbox envelope into the conversation exactly once. The model, the runner and the exec-inbox
 // client are the subclass's (`execInbox()`); the conversation lives in the agent's own SQLite.
+
+import { execTools, trackingContext } from "@exec-inbox/ai-sdk/exec-tools";
+import { retrying } from "@exec-inbox/ai-sdk/retry";
+import type { RunnerClient } from "@exec-inbox/ai-sdk/runner-client";
+import { DEFAULT_SYSTEM } from "@exec-inbox/ai-sdk/turn-engine";
+import {
+  type Claim,
+  type ExecInboxClient,
+  ExecInboxError,
+  type ResumePayload,
+} from "@exec-inbox/client";
 import { Agent } from "agents";
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
-import { execTools, trackingContext } from "../agent/exec-tools";
-import { retrying } from "../agent/retry";
-import type { RunnerClient } from "../agent/runner-client";
-import { DEFAULT_SYSTEM } from "../agent/turn-engine";
-import { type Claim, type ExecInboxClient, ExecInboxError, type ResumePayload } from "../client";
 import { Conversation, type ConversationState } from "./conversation";
 
 export interface ExecInboxSettings {

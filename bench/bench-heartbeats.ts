@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { type Callback, type ExecInboxClient, postCompletion } from "../client";
+import { type Callback, type ExecInboxClient, postCompletion } from "@exec-inbox/client";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient } from "../test/support/local-stack";
 import { heartbeatsInThread, heartbeatTargets } from "./lib/heartbeat-runners";

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { postCompletion } from "../client";
+import { postCompletion } from "@exec-inbox/client";
 import { agentClient, freePort } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { isolateHeap } from "./lib/isolate-heap";

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { postCompletion } from "../client";
+import { postCompletion } from "@exec-inbox/client";
 import { uploadParts } from "../runner/src/part-uploader";
 import { scriptArgs } from "../scripts/lib/args";
 import type { FullOutputBody } from "../shared/full-output";

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Callback, ExecInboxError, postCompletion } from "../client";
+import { type Callback, ExecInboxError, postCompletion } from "@exec-inbox/client";
 import { agentClient } from "../test/support/local-stack";
 import { type ArrivalsHost, startArrivalsHost } from "./lib/arrivals-host";
 import { serveExecInbox } from "./lib/miniflare-stack";

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ExecInboxError, postCompletion } from "../client";
+import { ExecInboxError, postCompletion } from "@exec-inbox/client";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, startAgentHost, startWranglerDev } from "../test/support/local-stack";
 import { UNLIMITED_VARS } from "./lib/unlimited";

@@ -13,7 +13,7 @@ import {
   ExecInboxError,
   type Fetcher,
   postCompletion,
-} from "../client";
+} from "@exec-inbox/client";
 import { scriptArgs } from "../scripts/lib/args";
 import { AGENT_TOKEN, startWranglerDev } from "../test/support/local-stack";
 import { type HeapUsage, isolateHeap } from "./lib/isolate-heap";

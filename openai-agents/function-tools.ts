@@ -1,9 +1,10 @@
 // The kit's exec tools (`execTools`, written once for the AI SDK) as OpenAI Agents JS function tools:
 // the same descriptions, inputs and answers, so the model meets the same exec_command and
 // write_stdin whichever framework runs it.
+
+import { type ExecToolContext, execTools } from "@exec-inbox/ai-sdk";
 import { type FunctionTool, type JsonSchemaDefinition, tool } from "@openai/agents";
 import { z } from "zod";
-import { type ExecToolContext, execTools } from "../agent";
 
 type NonStrictParameters = Extract<JsonSchemaDefinition["schema"], { additionalProperties: true }>;
 

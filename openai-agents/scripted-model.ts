@@ -1,9 +1,10 @@
 // A model for OpenAI Agents JS that needs no API key, scripted like the AI SDK kit's: a line
 // `run: <command>` starts it, a runtime message makes it read the handle with write_stdin, tool
 // results are answered in words. Tests read the inputs it was given.
+
+import { describeResult, scriptedCalls } from "@exec-inbox/ai-sdk";
 import type { AgentInputItem, Model, ModelRequest, ModelResponse } from "@openai/agents";
 import { Usage } from "@openai/agents";
-import { describeResult, scriptedCalls } from "../agent";
 
 type Item = AgentInputItem;
 

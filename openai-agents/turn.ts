@@ -1,7 +1,8 @@
 // The model turn on OpenAI Agents JS: the session's agent, given the exec tools, runs on the stored
 // conversation plus what is new; the conversation the kit stores is the run's `history`.
+
+import type { TurnEngine } from "@exec-inbox/ai-sdk";
 import { type Agent, type AgentInputItem, type RunConfig, Runner, user } from "@openai/agents";
-import type { TurnEngine } from "../agent";
 import { execFunctionTools } from "./function-tools";
 
 export interface OpenAiAgentsTurnOptions {

@@ -4,8 +4,8 @@
 // runner/main.ts).
 import { appendFileSync } from "node:fs";
 import { createOpenAI } from "@ai-sdk/openai";
+import { scriptedModel, startExampleHost } from "@exec-inbox/ai-sdk";
 import type { LanguageModel } from "ai";
-import { scriptedModel, startExampleHost } from "../agent";
 import { AGENT_TOKEN, devVar } from "../test/support/local-stack";
 
 const env = process.env;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Callback, ExecInboxError, postCompletion } from "../client";
+import { type Callback, ExecInboxError, postCompletion } from "@exec-inbox/client";
 import {
   agentClient,
   startAgentHost,

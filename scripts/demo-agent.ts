@@ -5,17 +5,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, type AgentInputItem, setTracingDisabled } from "@openai/agents";
-import type { ModelMessage } from "ai";
 import {
   DEFAULT_SYSTEM,
   type ExampleHost,
   type ExampleHostOptions,
   scriptedModel,
   startExampleHost,
-} from "../agent";
-import { ExecInboxClient } from "../client";
-import { itemText, openAiAgentsTurn, ScriptedAgentsModel } from "../openai-agents";
+} from "@exec-inbox/ai-sdk";
+import { ExecInboxClient } from "@exec-inbox/client";
+import { itemText, openAiAgentsTurn, ScriptedAgentsModel } from "@exec-inbox/openai-agents";
+import { Agent, type AgentInputItem, setTracingDisabled } from "@openai/agents";
+import type { ModelMessage } from "ai";
 import {
   AGENT_TOKEN,
   devVar,

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ExecInboxClient } from "../client";
+import { ExecInboxClient } from "@exec-inbox/client";
 import { AGENT_TOKEN, freePort } from "../test/support/local-stack";
 import { SHELL_AGENT, startTwoWorkers, type TwoWorkers } from "../test/support/two-workers";
 import {

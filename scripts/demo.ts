@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ExecInboxClient, verifyResume } from "../client";
+import { ExecInboxClient, verifyResume } from "@exec-inbox/client";
 import {
   devVar,
   freePort,

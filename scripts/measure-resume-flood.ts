@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { scriptedModel, startExampleHost } from "../agent";
+import { scriptedModel, startExampleHost } from "@exec-inbox/ai-sdk";
 import { freePort } from "../test/support/local-stack";
 
 const PARALLEL = 10;

@@ -8,7 +8,7 @@ declare global {
       /** The Agents SDK kit's example agent Worker: its wake entrypoint, its HTTP front. */
       readonly SHELL_AGENT_WAKE: Fetcher & {
         wake(
-          resume: import("../client").ResumePayload,
+          resume: import("@exec-inbox/client").ResumePayload,
         ): Promise<{ taken: boolean; reason?: string; runId?: string }>;
       };
       readonly SHELL_AGENT_HTTP: Fetcher;

@@ -3,12 +3,16 @@
 // (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`). Its model is the scripted
 // one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result;
 // a message ending in `fail: model` makes the model fail.
+
+import {
+  ExecInboxAgent,
+  type ExecInboxSettings,
+  execInboxWake,
+  RunnerClient,
+} from "@exec-inbox/agents-sdk";
+import { scriptedModel } from "@exec-inbox/ai-sdk/scripted-model";
+import { ExecInboxClient } from "@exec-inbox/client";
 import { getAgentByName } from "agents";
-import { RunnerClient } from "../../agent/runner-client";
-import { scriptedModel } from "../../agent/scripted-model";
-import { ExecInboxClient } from "../../client";
-import { ExecInboxAgent, type ExecInboxSettings } from "../exec-inbox-agent";
-import { execInboxWake } from "../wake-entrypoint";
 
 interface Env {
   readonly SHELL_AGENT: DurableObjectNamespace<ShellAgent>;

@@ -1,7 +1,7 @@
 // Runners for `npm run bench:heartbeats`: many jobs heartbeating on a schedule, in a thread of their
 // own, so their requests do not share an event loop with the client whose latency is measured.
 import { Worker } from "node:worker_threads";
-import type { Callback } from "../../client";
+import type { Callback } from "@exec-inbox/client";
 
 /**
  * The 64 runners' heartbeats, from a thread of their own: runners are other processes, and on one

@@ -2,7 +2,7 @@
 // see it resume. exec-inbox (a completion → its signed webhook at the host), Restate (an awakeable
 // resolved over ingress → the handler resumed), Workflows (sendEvent → the waiting step resumed).
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Callback, postCompletion } from "../../client";
+import { type Callback, postCompletion } from "@exec-inbox/client";
 import { WAKE_SETTLE_MS } from "../../src/domain/index-entry";
 import { agentClient } from "../../test/support/local-stack";
 import type { ArrivalsHost } from "./arrivals-host";

@@ -1,5 +1,5 @@
+import type { JobSummaryView, JobView } from "@exec-inbox/client";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { JobSummaryView, JobView } from "../../client";
 import * as jobRoutes from "./routes/jobs";
 import { answer, type SuccessBody, type UndeclaredFields } from "./serve";
 

@@ -4,9 +4,9 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postCompletion } from "@exec-inbox/client";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postCompletion } from "../../client";
 import { SCALAR_SCRIPT_PATH, SCALAR_VERSION } from "../../src/http/reference-version";
 import {
   agentClient,

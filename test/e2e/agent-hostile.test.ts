@@ -1,7 +1,8 @@
 // The example agent host under a hostile caller (issue 25, items 1, 4 and 5): replayed signed
 // resumes, resumes of another tenant, bodies too large or too deep. Real wrangler dev, real runner.
+
+import { MAX_RESUME_BODY_BYTES } from "@exec-inbox/ai-sdk/bounded-body";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_RESUME_BODY_BYTES } from "../../agent/bounded-body";
 import { depthDetail, MAX_JSON_DEPTH } from "../../shared/json-depth";
 import { afterFirstCycle } from "../support/e2e-arrange";
 import {

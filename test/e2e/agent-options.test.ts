@@ -1,9 +1,10 @@
 // The kit refuses settings exec-inbox would refuse later, when it is made, not at the first command.
+
+import { AgentKit } from "@exec-inbox/ai-sdk/agent-kit";
+import type { ConversationStore } from "@exec-inbox/ai-sdk/conversation-store";
+import { RunnerClient } from "@exec-inbox/ai-sdk/runner-client";
+import { ExecInboxClient } from "@exec-inbox/client";
 import { describe, expect, it } from "vitest";
-import { AgentKit } from "../../agent/agent-kit";
-import type { ConversationStore } from "../../agent/conversation-store";
-import { RunnerClient } from "../../agent/runner-client";
-import { ExecInboxClient } from "../../client";
 
 /** No test here gets as far as the store: constructing the kit is what is under test. */
 const unusedStore: ConversationStore = {

@@ -4,16 +4,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { MockLanguageModelV4 } from "ai/test";
-import { Webhook } from "standardwebhooks";
-import type { SessionRecord } from "../../agent";
+import type { SessionRecord } from "@exec-inbox/ai-sdk";
 import {
   type ExampleHost,
   type ExampleHostOptions,
   scriptedModel,
   startExampleHost,
-} from "../../agent";
-import { ExecInboxClient } from "../../client";
+} from "@exec-inbox/ai-sdk";
+import { ExecInboxClient } from "@exec-inbox/client";
+import type { MockLanguageModelV4 } from "ai/test";
+import { Webhook } from "standardwebhooks";
 import {
   killAllRunners,
   RUNNER_TOKEN,
@@ -31,6 +31,7 @@ import {
   type WranglerDev,
   waitForHealthy,
 } from "../support/local-stack";
+import { NODE_SOURCE_FLAG } from "../support/source-condition";
 
 export const OPERATOR_TOKEN = "dev-operator-token";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -115,7 +116,7 @@ export async function startAgentStack(): Promise<AgentStack> {
     async spawnHostProcess(env = {}) {
       const { child, output } = spawnCollecting(
         process.execPath,
-        ["--import", TSX, join(ROOT, "scripts/agent-host.ts")],
+        [NODE_SOURCE_FLAG, "--import", TSX, join(ROOT, "scripts/agent-host.ts")],
         {
           EXEC_INBOX_URL: dev.base,
           RUNNER_URL: stack.runner.base,

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { postCompletion } from "@exec-inbox/client";
 import { afterAll, describe, expect, it } from "vitest";
-import { postCompletion } from "../../client";
 import {
   agentClient,
   startAgentHost,

@@ -1,8 +1,8 @@
 // A real agent host that answers a resume with 200 headers and then drops the connection in the
 // middle of its body, under the real wrangler dev: that answer must count as a failed attempt.
 import { createServer, type Server } from "node:http";
+import { postCompletion } from "@exec-inbox/client";
 import { describe, expect, it } from "vitest";
-import { postCompletion } from "../../client";
 import { useServer } from "../support/e2e-arrange";
 import { useWranglerDev } from "../support/local-dev";
 import { listenLocally, suspendedSession, viewWhen } from "../support/local-stack";

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { ExecInboxError, startJob } from "@exec-inbox/client";
 import { describe, expect, it } from "vitest";
-import { ExecInboxError, startJob } from "../../client";
 import { gaps, startLivenessInbox } from "../runner/liveness-inbox";
 import { waitFor } from "../support/local-stack";
 

@@ -1,5 +1,8 @@
 // The OpenAI Agents JS turn engine alone (no wrangler, no runner): scripted models against a fake
 // exec tool context, for what the e2e loop does not reach (limits, refusals, approvals, names).
+
+import type { ExecToolContext } from "@exec-inbox/ai-sdk";
+import { execFunctionTools, openAiAgentsTurn } from "@exec-inbox/openai-agents";
 import {
   Agent,
   type AgentInputItem,
@@ -11,8 +14,6 @@ import {
   Usage,
 } from "@openai/agents";
 import { describe, expect, it } from "vitest";
-import type { ExecToolContext } from "../../agent";
-import { execFunctionTools, openAiAgentsTurn } from "../../openai-agents";
 
 setTracingDisabled(true);
 

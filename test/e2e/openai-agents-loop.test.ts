@@ -1,10 +1,15 @@
 // The kit on OpenAI Agents JS end to end: an `Agent` with a scripted model (no API key) driven by
 // the kit's turn engine against real wrangler dev and the real runner, over the signed webhook.
 import { join } from "node:path";
+import {
+  type AgentKit,
+  DEFAULT_SYSTEM,
+  type ExampleHost,
+  startExampleHost,
+} from "@exec-inbox/ai-sdk";
+import { itemText, openAiAgentsTurn, ScriptedAgentsModel } from "@exec-inbox/openai-agents";
 import { Agent, type AgentInputItem, setTracingDisabled } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentKit, DEFAULT_SYSTEM, type ExampleHost, startExampleHost } from "../../agent";
-import { itemText, openAiAgentsTurn, ScriptedAgentsModel } from "../../openai-agents";
 import { RUNNER_TOKEN } from "../runner/runner-process";
 import { AGENT_TOKEN, devVar, freePort } from "../support/local-stack";
 import { type AgentStack, LEASE_MS, postSignedResume, startAgentStack } from "./agent-stack";

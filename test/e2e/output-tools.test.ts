@@ -1,7 +1,8 @@
 // The kit's output tools on a hostile full output: grep_output searches a literal text unless
 // regex: true, a regex that backtracks for ever is stopped by its budget, pages end on whole characters.
+
+import { outputTools } from "@exec-inbox/ai-sdk/output-tools";
 import { describe, expect, it } from "vitest";
-import { outputTools } from "../../agent/output-tools";
 
 /** A stand-in client whose full output is `text`, streamed in 64 KiB chunks. */
 function fakeInbox(text: string | (() => ReadableStream<Uint8Array>)) {

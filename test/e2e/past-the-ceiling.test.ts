@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { retrying } from "@exec-inbox/ai-sdk/retry";
+import { ExecInboxClient } from "@exec-inbox/client";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { retrying } from "../../agent/retry";
 import { startArrivalsHost } from "../../bench/lib/arrivals-host";
 import { buildWorker, execInboxBindings } from "../../bench/lib/miniflare-stack";
-import { ExecInboxClient } from "../../client";
 import { sendCompletion } from "../../runner/src/callback-sender";
 import { AGENT_TOKEN } from "../support/local-stack";
 

@@ -1,8 +1,8 @@
 // The session index under the real wrangler dev: local D1 on SQLite under --persist-to, its schema
 // made by the Worker on first use (no migration step before `npm start`), and kept across a restart.
 import { setTimeout as sleep } from "node:timers/promises";
+import { ExecInboxOperatorClient } from "@exec-inbox/client/operator";
 import { describe, expect, it } from "vitest";
-import { ExecInboxOperatorClient } from "../../client/operator";
 import { useWranglerDev } from "../support/local-dev";
 import { agentClient, devVar } from "../support/local-stack";
 

@@ -1,10 +1,11 @@
 // A model turn retried after its provider failed midway: the conversation of the failed attempt is
 // dropped, but a command it left running in the background is still waited for. The kit's turn loop
 // (run-turns.ts) against a recording fake exec-inbox; the engine is a test's own.
+
+import type { RunnerClient, SessionRecord, TurnEngine } from "@exec-inbox/ai-sdk";
+import { runTurns } from "@exec-inbox/ai-sdk/run-turns";
+import type { ExecInboxClient } from "@exec-inbox/client";
 import { describe, expect, it } from "vitest";
-import type { RunnerClient, SessionRecord, TurnEngine } from "../../agent";
-import { runTurns } from "../../agent/run-turns";
-import type { ExecInboxClient } from "../../client";
 
 function fakeInbox() {
   const suspended: string[][] = [];

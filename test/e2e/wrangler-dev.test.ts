@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { ExecInboxClient, type Fetcher, postCompletion } from "@exec-inbox/client";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { ExecInboxClient, type Fetcher, postCompletion } from "../../client";
 import { useServer } from "../support/e2e-arrange";
 import { useWranglerDev } from "../support/local-dev";
 import {

@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { outputTools } from "@exec-inbox/ai-sdk/output-tools";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outputTools } from "../../agent/output-tools";
 import {
   AGENT_TOKEN,
   agentClient,

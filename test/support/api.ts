@@ -5,8 +5,8 @@
 
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { ExecInboxClient, type Fetcher } from "@exec-inbox/client";
 import { vi } from "vitest";
-import { ExecInboxClient, type Fetcher } from "../../client";
 import type { Delivery } from "./agent-host.mjs";
 import { type SendOptions, sendJson } from "./http-json";
 import { AGENT_TOKEN } from "./secrets";

@@ -3,6 +3,7 @@
 // wrangler's own bundler (a dry-run deploy) builds it exactly as `wrangler dev` would.
 import { execFileSync } from "node:child_process";
 import { resolve } from "node:path";
+import { WRANGLER_SOURCE_ENV } from "./source-condition";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -17,6 +18,10 @@ export default function bundleAgentWorker(): void {
       "-c",
       resolve(ROOT, "agents-sdk/example/wrangler.toml"),
     ],
-    { cwd: ROOT, stdio: "pipe", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+    {
+      cwd: ROOT,
+      stdio: "pipe",
+      env: { ...process.env, ...WRANGLER_SOURCE_ENV, WRANGLER_SEND_METRICS: "false" },
+    },
   );
 }

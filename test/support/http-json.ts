@@ -4,7 +4,7 @@
 // status, headers or problem body, or send what the client would never send. Which fetch carries it
 // is the caller's: the network, or the Worker itself inside the workers pool.
 
-import type { Fetcher } from "../../client";
+import type { Fetcher } from "@exec-inbox/client";
 
 export type { Fetcher };
 

@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { ExecInboxClient } from "@exec-inbox/client";
 import { getRequestListener } from "@hono/node-server";
-import { ExecInboxClient } from "../../client";
 import { createAgentHost, type Delivery } from "./agent-host.mjs";
 import { sendJson } from "./http-json";
 

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePort, spawnCollecting, waitForHealthy } from "./local-stack";
+import { WRANGLER_SOURCE_ENV } from "./source-condition";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** The agent Worker beside exec-inbox: its folder, and the binding exec-inbox wakes it by. */
@@ -80,7 +81,12 @@ function devProcess(args: () => string[], cwd: string, registry: string, port: n
           String(inspector),
           ...args(),
         ],
-        { WRANGLER_REGISTRY_PATH: registry, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+        {
+          WRANGLER_REGISTRY_PATH: registry,
+          WRANGLER_SEND_METRICS: "false",
+          NO_COLOR: "1",
+          ...WRANGLER_SOURCE_ENV,
+        },
         cwd,
       );
       await waitForHealthy(base, running.child, running.output, 45_000);

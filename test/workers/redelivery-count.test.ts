@@ -1,7 +1,8 @@
 // A redelivery that falls due while an agent's request is being answered: its webhook counts the
 // claimable items as they are after that request (found by the review of issue 12's fold).
+
+import { verifyResume } from "@exec-inbox/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { verifyResume } from "../../client";
 import * as api from "../support/api";
 
 const CLAIM_TIMEOUT_MS = 600_000; // the default RESUME_CLAIM_TIMEOUT_MS
