@@ -11,7 +11,7 @@ import { postCompletion } from "@exec-inbox/client";
 import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from "miniflare";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, devVar } from "../test/support/local-stack";
-import { buildWorker } from "./lib/miniflare-stack";
+import { buildWorker, bundleModules } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, ownWorkerdPids, settle } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { percentile } from "./lib/stats";
@@ -29,11 +29,9 @@ async function main(): Promise<void> {
     workers: [
       {
         name: "exec-inbox",
-        modules: true,
-        scriptPath: script,
+        modules: bundleModules(script),
         // Its own socket: requests skip Miniflare's entry worker, as in the rest of the benchmark.
         unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-        modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
         compatibilityDate: "2026-11-17",
         compatibilityFlags: ["nodejs_compat"],
         bindings: {

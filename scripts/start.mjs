@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { dirname, join } from "node:path";
 
 /** A port nobody holds now: the debugger's, so two services can run side by side. */
 const freePort = () =>
@@ -43,10 +44,10 @@ const defaults = Object.entries(DEFAULTS).flatMap(([option, value]) =>
 );
 
 const require = createRequire(import.meta.url);
-const wrangler = require.resolve("wrangler/bin/wrangler.js");
-const { version: wranglerVersion } = JSON.parse(
-  readFileSync(require.resolve("wrangler/package.json"), "utf8"),
-);
+// wrangler's `exports` name no bin: find it from the manifest, as npm links it.
+const wranglerManifest = require.resolve("wrangler/package.json");
+const { version: wranglerVersion, bin } = JSON.parse(readFileSync(wranglerManifest, "utf8"));
+const wrangler = join(dirname(wranglerManifest), bin.wrangler);
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 console.log(
   `exec-inbox ${version} on http://${named("--ip") ? "<your --ip>" : DEFAULTS["--ip"]}:${port} ` +

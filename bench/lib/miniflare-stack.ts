@@ -3,7 +3,7 @@
 // Building and persistence are here; which bindings a Worker gets is the caller's.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from "miniflare";
 import { devVar } from "../../test/support/local-stack";
 import { ownWorkerdPids } from "./proc";
@@ -19,6 +19,21 @@ export function buildWorker(projectDir: string, outDir: string): string {
   const script = readdirSync(outDir).find((name) => name.endsWith(".js"));
   if (script === undefined) throw new Error(`no bundle in ${outDir}`);
   return relative(process.cwd(), join(outDir, script));
+}
+
+/**
+ * A bundle `buildWorker` made, as Miniflare modules: its script and the `.sql` files it imports as
+ * text (the index's schema; wrangler's default rule for `.sql`), found beside it.
+ */
+export function bundleModules(
+  scriptPath: string,
+): Array<{ type: "ESModule" | "Text"; path: string }> {
+  const dir = dirname(scriptPath);
+  const texts = readdirSync(dir).filter((name) => name.endsWith(".sql"));
+  return [
+    { type: "ESModule", path: scriptPath },
+    ...texts.map((name) => ({ type: "Text" as const, path: join(dir, name) })),
+  ];
 }
 
 export interface ServedWorker {
@@ -81,10 +96,7 @@ export async function serveExecInbox(
 ): Promise<ServedWorker> {
   return serveWorker({
     ...options,
-    modules: true,
-    scriptPath,
-    // The index's schema is imported as text (wrangler's default rule for .sql).
-    modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
+    modules: bundleModules(scriptPath),
     compatibilityDate: "2026-11-17",
     compatibilityFlags: ["nodejs_compat"],
     bindings: execInboxBindings(extra),

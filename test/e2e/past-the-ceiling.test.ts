@@ -10,7 +10,7 @@ import { ExecInboxClient } from "@exec-inbox/client";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startArrivalsHost } from "../../bench/lib/arrivals-host";
-import { buildWorker, execInboxBindings } from "../../bench/lib/miniflare-stack";
+import { buildWorker, bundleModules, execInboxBindings } from "../../bench/lib/miniflare-stack";
 import { sendCompletion } from "../../runner/src/callback-sender";
 import { AGENT_TOKEN } from "../support/local-stack";
 
@@ -125,9 +125,7 @@ beforeEach(async () => {
       workers: [
         {
           name: "exec-inbox",
-          modules: true,
-          scriptPath: script,
-          modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
+          modules: bundleModules(script),
           compatibilityDate: "2026-11-17",
           compatibilityFlags: ["nodejs_compat"],
           bindings: execInboxBindings(),
