@@ -3,11 +3,10 @@
 // answer's status, headers or problem body, or send what the client cannot (malformed requests).
 // A test that uses more than a few of these imports the module whole: `import * as api`.
 
-import { createExecutionContext, runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { vi } from "vitest";
 import { ExecInboxClient, type Fetcher } from "../../client";
-import worker from "../../src/index";
 import type { Delivery } from "./agent-host.mjs";
 import { type SendOptions, sendJson } from "./http-json";
 import { AGENT_TOKEN } from "./secrets";
@@ -16,15 +15,8 @@ export { AGENT_TOKEN, SIGNING_SECRET } from "./secrets";
 
 const BASE = "http://exec-inbox.test";
 
-/**
- * The Worker under test's own fetch handler, called with a fresh execution context per request:
- * requests stay inside workerd. Not `exports.default.fetch`: the pool builds a new entrypoint
- * wrapper for each such call and nests its prototype in one more Proxy every time, so each request
- * costs more than the one before it (workers-sdk#15446) and a file's late tests ran several times
- * slower than its early ones, past their timeouts on a busy machine.
- */
-export const workerFetch: Fetcher = async (request) =>
-  worker.fetch(request as Parameters<typeof worker.fetch>[0], env, createExecutionContext());
+/** The Worker under test's own fetch: requests stay inside workerd. */
+export const workerFetch: Fetcher = (request) => exports.default.fetch(request);
 
 /** The typed client against the Worker under test, as the test agent (or `token`). */
 export const client = (token: string = AGENT_TOKEN): ExecInboxClient =>
