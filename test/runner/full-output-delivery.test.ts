@@ -51,11 +51,7 @@ async function fake(answer: (req: IncomingMessage, body: Buffer) => Answer) {
 
 const BIG = "sleep 0.3; head -c 1000000 /dev/zero | tr '\\0' y";
 
-async function run(
-  dir: string,
-  answer: (req: IncomingMessage, body: Buffer) => Answer,
-  waitMs = 8000,
-) {
+async function run(dir: string, answer: (req: IncomingMessage, body: Buffer) => Answer) {
   const inbox = await fake(answer);
   const runner = new Runner({
     stateDir: join(root, dir),
@@ -68,10 +64,11 @@ async function run(
   const started = await runner.table.execCommand({ cmd: BIG, yield_time_ms: 100 });
   const handle = started.session_id!;
   runner.arm(handle, inbox.url(handle), "token");
-  // Its callback is in flight only once it has exited: idle() before that waits for nothing.
+  // Its callback is in flight only once it has exited and the runner's report, queued with
+  // setImmediate at the exit, has run: idle() before that waits for nothing. An immediate queued
+  // after it runs after it, however slow the machine (a fixed sleep here raced the exit).
   await runner.table.get(handle).exited;
-  await Promise.race([runner.idle(), new Promise((r) => setTimeout(r, waitMs))]);
-  await new Promise((r) => setTimeout(r, 200));
+  await new Promise((r) => setImmediate(r));
   await runner.idle().catch(() => undefined);
   const completions = inbox.completions().map((c) => JSON.parse(c.body));
   await runner.close();

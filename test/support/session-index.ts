@@ -37,7 +37,12 @@ export const rowOf = async (tenant: string, sessionId: string) =>
   db()
     .prepare("SELECT * FROM session_index WHERE tenant = ?1 AND session_id = ?2")
     .bind(tenant, sessionId)
-    .first<{ attention: string | null; version: number; detail: string | null }>();
+    .first<{
+      attention: string | null;
+      since: number | null;
+      version: number;
+      detail: string | null;
+    }>();
 
 export const ok = <T>(
   answer: { ok: true; value: T } | { ok: false; code: string; detail: string },

@@ -353,14 +353,21 @@ describe("the index is repaired when an update is lost", () => {
     await until(async () =>
       expect(await rowOf(tenant, "s")).toMatchObject({ attention: "suspended" }),
     );
-    await dropUpdates(stub);
+    const suspended = await rowOf(tenant, "s");
     ok(await stub.registerRun({ runId: null, resumeId: null }));
-    // The row still says suspended; make its ceiling look passed, as if the object never acted.
+    // The object sends its quiet entry and then owes the index nothing: from here only the list's
+    // check can mend the row (a write still owed would race the list, and win on a slow machine).
+    await until(async () => expect(await rowOf(tenant, "s")).toMatchObject({ attention: null }));
+    expect((await indexerOf(stub)).retryAt).toBeNull();
+    // The update is lost after all: the row says suspended again, its ceiling passed, as if the
+    // object never acted. Its version stays the object's last, so the object's next write lands.
     await db()
-      .prepare("UPDATE session_index SET overdue_at = ?3 WHERE tenant = ?1 AND session_id = ?2")
-      .bind(tenant, "s", Date.now() - 1_000)
+      .prepare(
+        `UPDATE session_index SET attention = ?3, since = ?4, overdue_at = ?5, detail = ?6
+         WHERE tenant = ?1 AND session_id = ?2`,
+      )
+      .bind(tenant, "s", "suspended", suspended?.since, Date.now() - 1_000, suspended?.detail)
       .run();
-    await restoreUpdates(stub);
 
     const { sessions, counts } = await list(`tenant=${tenant}&status=overdue`);
     // The count is the index's; the listed entry is the object's, and it needs no attention.
