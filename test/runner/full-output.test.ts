@@ -20,12 +20,8 @@ const MIB = 1024 * 1024;
 const SIZE = 200 * MIB;
 /** Deterministic and quick (~1 s): the test prints it again to know what the command printed. */
 const GENERATOR = `seq 1 30000000 | head -c ${SIZE}`;
-/**
- * Long enough for the reads below on a busy machine (a purge during them cuts the stream); the
- * purge comes after them. Beside two busy loops and other tests the reads took 70 s after the
- * completion, and 90 s of retention cut a stream at 101 MB; the test waits for it either way.
- */
-const RETENTION_MS = 180_000;
+/** Longer than the test: no purge may cut the reads below, however busy the machine. */
+const RETENTION_MS = 3_600_000;
 
 const shaOf = (pipeline: string): string =>
   execFileSync("sh", ["-c", `${pipeline} | sha256sum`], { encoding: "utf8" }).split(" ")[0]!;
@@ -83,7 +79,7 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
     rmSync(root, { recursive: true, force: true });
   });
 
-  it("survives a SIGKILL mid-upload, completes, reads back byte for byte by range, and is gone after the purge", async () => {
+  it("survives a SIGKILL mid-upload, completes, reads back byte for byte by range, and is gone from the bucket once its session is deleted", async () => {
     const expected = shaOf(GENERATOR);
     const runnerState = join(root, "runner");
     const env = { RUNNER_LIMIT_OUTPUT_MIB: "300" };
@@ -173,19 +169,15 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
       output: [...lines, "21234567"].map((line) => `${line}: ${line}`).join("\n"),
     });
 
-    // Retention purges the job, and its parts go from the bucket.
-    const pullUrl = `${dev.base}/v1/sessions/${sid}/exec-jobs/${handle}`;
-    await waitUntil(async () => {
-      const pulled = await fetch(pullUrl, { headers: auth });
-      await pulled.text();
-      return pulled.status === 410;
-    }, RETENTION_MS + 30_000);
+    // Deleting the session takes its 200 MiB from the bucket (retention's purge, the same
+    // removal after JOB_RETENTION_MS, runs on controlled time in test/workers/full-output.test.ts).
+    await inbox.deleteSession(sid);
     const gone = await fetch(url, { headers: { ...auth, range: "bytes=0-0" } });
     expect([gone.status, ((await gone.json()) as { code: string }).code]).toEqual([
       410,
-      "job_expired",
+      "lifetime_ended",
     ]);
-    await waitUntil(async () => (await bucket.keys(prefix)).length === 0, 30_000);
+    await waitUntil(async () => (await bucket.keys(prefix)).length === 0, 60_000);
     await bucket.close();
     await second.stop();
   }, 480_000);
