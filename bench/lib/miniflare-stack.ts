@@ -3,7 +3,7 @@
 // Building and persistence are here; which bindings a Worker gets is the caller's.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from "miniflare";
 import { devVar } from "../../test/support/local-stack";
 import { ownWorkerdPids } from "./proc";
@@ -19,6 +19,23 @@ export function buildWorker(projectDir: string, outDir: string): string {
   const script = readdirSync(outDir).find((name) => name.endsWith(".js"));
   if (script === undefined) throw new Error(`no bundle in ${outDir}`);
   return relative(process.cwd(), join(outDir, script));
+}
+
+/**
+ * The modules of a bundle `buildWorker` wrote: the script, and the index's schema files the build
+ * writes beside it, imported as text (wrangler's default rule for .sql). Miniflare 5 takes no
+ * module rules, so each is named.
+ */
+export function builtModules(scriptPath: string) {
+  const dir = dirname(scriptPath);
+  const texts = readdirSync(dir).filter((name) => name.endsWith(".sql"));
+  return {
+    modulesRoot: dir,
+    modules: [
+      { type: "ESModule" as const, path: scriptPath },
+      ...texts.map((name) => ({ type: "Text" as const, path: join(dir, name) })),
+    ],
+  };
 }
 
 export interface ServedWorker {
@@ -77,18 +94,24 @@ export async function serveExecInbox(
   scriptPath: string,
   stateDir: string,
   extra: Record<string, string> = {},
-  options: { inspectorPort?: number } = {},
+  options: { inspectorPort?: number; preventEviction?: boolean } = {},
 ): Promise<ServedWorker> {
+  const { preventEviction, ...rest } = options;
   return serveWorker({
-    ...options,
-    modules: true,
-    scriptPath,
-    // The index's schema is imported as text (wrangler's default rule for .sql).
-    modulesRules: [{ type: "Text", include: ["**/*.sql"] }],
+    ...rest,
+    ...builtModules(scriptPath),
     compatibilityDate: "2026-11-17",
     compatibilityFlags: ["nodejs_compat"],
     bindings: execInboxBindings(extra),
-    durableObjects: { SESSIONS: { className: "SessionObject", useSQLite: true } },
+    durableObjects: {
+      SESSIONS: {
+        className: "SessionObject",
+        useSQLite: true,
+        // Idle objects stay open instead of closing 10 s after their last request: what stays
+        // open is then bounded by memory, not by how fast this machine gets round to them.
+        ...(preventEviction === true ? { unsafePreventEviction: true } : {}),
+      },
+    },
     d1Databases: { INDEX: "exec-inbox-index" },
     durableObjectsPersist: join(stateDir, "do"),
     d1Persist: join(stateDir, "d1"),
