@@ -11,7 +11,7 @@ import { postCompletion } from "@exec-inbox/client";
 import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from "miniflare";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, devVar } from "../test/support/local-stack";
-import { buildWorker, bundleModules } from "./lib/miniflare-stack";
+import { buildWorker, builtModules } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, ownWorkerdPids, settle } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { percentile } from "./lib/stats";
@@ -26,10 +26,12 @@ async function main(): Promise<void> {
   const options: V4MiniflareOptions = {
     host: "127.0.0.1",
     port: 0,
+    // Miniflare 5 keeps every resource under one root (`do/`, `d1/`, `r2/`, `workflows/` in it).
+    resourcePersistencePath: stateDir,
     workers: [
       {
         name: "exec-inbox",
-        modules: bundleModules(script),
+        ...builtModules(script),
         // Its own socket: requests skip Miniflare's entry worker, as in the rest of the benchmark.
         unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
         compatibilityDate: "2026-11-17",
@@ -45,7 +47,6 @@ async function main(): Promise<void> {
           INDEX_UPDATES: "off",
         },
         durableObjects: { SESSIONS: { className: "SessionObject", useSQLite: true } },
-        durableObjectsPersist: join(stateDir, "do"),
         serviceBindings: { RECEIVER: { name: "receiver", entrypoint: "Receiver" } },
         // Webhooks (plain fetch) reach the receiver's fetch handler inside the same runtime.
         outboundService: "receiver",

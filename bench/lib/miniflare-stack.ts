@@ -22,18 +22,20 @@ export function buildWorker(projectDir: string, outDir: string): string {
 }
 
 /**
- * A bundle `buildWorker` made, as Miniflare modules: its script and the `.sql` files it imports as
- * text (the index's schema; wrangler's default rule for `.sql`), found beside it.
+ * The modules of a bundle `buildWorker` wrote: the script, and the index's schema files the build
+ * writes beside it, imported as text (wrangler's default rule for .sql). Miniflare 5 takes no
+ * module rules, so each is named.
  */
-export function bundleModules(
-  scriptPath: string,
-): Array<{ type: "ESModule" | "Text"; path: string }> {
+export function builtModules(scriptPath: string) {
   const dir = dirname(scriptPath);
   const texts = readdirSync(dir).filter((name) => name.endsWith(".sql"));
-  return [
-    { type: "ESModule", path: scriptPath },
-    ...texts.map((name) => ({ type: "Text" as const, path: join(dir, name) })),
-  ];
+  return {
+    modulesRoot: dir,
+    modules: [
+      { type: "ESModule" as const, path: scriptPath },
+      ...texts.map((name) => ({ type: "Text" as const, path: join(dir, name) })),
+    ],
+  };
 }
 
 export interface ServedWorker {
@@ -92,18 +94,27 @@ export async function serveExecInbox(
   scriptPath: string,
   stateDir: string,
   extra: Record<string, string> = {},
-  options: { inspectorPort?: number } = {},
+  options: { inspectorPort?: number; preventEviction?: boolean } = {},
 ): Promise<ServedWorker> {
+  const { preventEviction, ...rest } = options;
   return serveWorker({
-    ...options,
-    modules: bundleModules(scriptPath),
+    ...rest,
+    ...builtModules(scriptPath),
     compatibilityDate: "2026-11-17",
     compatibilityFlags: ["nodejs_compat"],
     bindings: execInboxBindings(extra),
-    durableObjects: { SESSIONS: { className: "SessionObject", useSQLite: true } },
+    durableObjects: {
+      SESSIONS: {
+        className: "SessionObject",
+        useSQLite: true,
+        // Idle objects stay open instead of closing 10 s after their last request: what stays
+        // open is then bounded by memory, not by how fast this machine gets round to them.
+        ...(preventEviction === true ? { unsafePreventEviction: true } : {}),
+      },
+    },
     d1Databases: { INDEX: "exec-inbox-index" },
-    durableObjectsPersist: join(stateDir, "do"),
-    d1Persist: join(stateDir, "d1"),
+    // Miniflare 5 keeps every resource under one root (`do/`, `d1/`, `r2/`, `workflows/` in it).
+    resourcePersistencePath: stateDir,
   });
 }
 
@@ -114,6 +125,7 @@ export async function serveFloorWorker(stateDir: string): Promise<ServedWorker> 
     scriptPath: buildWorker("bench/floor-worker", ".bench/floor-worker"),
     compatibilityDate: "2026-11-17",
     durableObjects: { FLOOR: { className: "Floor", useSQLite: true } },
-    durableObjectsPersist: join(stateDir, "do"),
+    // Miniflare 5 keeps every resource under one root (`do/`, `d1/`, `r2/`, `workflows/` in it).
+    resourcePersistencePath: stateDir,
   });
 }

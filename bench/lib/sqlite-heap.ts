@@ -1,25 +1,56 @@
-// Reads SQLite's own heap counter (what `sqlite3_memory_used()` returns) out of a running workerd
-// process, without stopping it: the static `sqlite3Stat.nowValue[0]` read from /proc/<pid>/mem.
-// Which process to read and what the figure means are the caller's.
+// Reads SQLite's own heap counter (what `sqlite3_memory_used()` returns) and its heap limits out of
+// a running workerd process, without stopping it: static variables of SQLite read from
+// /proc/<pid>/mem. Which process to read and what the figures mean are the caller's.
 import { execFileSync } from "node:child_process";
 import { closeSync, openSync, readFileSync, readlinkSync, readSync } from "node:fs";
 
-/** The symbol's offset in the binary, found once per binary (workerd ships its symbol table). */
-const offsets = new Map<string, bigint | null>();
+/** Symbols' offsets in a binary, found once per binary (workerd ships its symbol table). */
+const symbolTables = new Map<string, Map<string, bigint>>();
 
-function statOffset(binary: string): bigint | null {
-  if (!offsets.has(binary)) {
-    let offset: bigint | null = null;
+function symbolOffset(binary: string, symbol: string): bigint | null {
+  let table = symbolTables.get(binary);
+  if (table === undefined) {
+    table = new Map();
     try {
       const symbols = execFileSync("nm", [binary], { maxBuffer: 256 * 1024 * 1024 }).toString();
-      const line = symbols.split("\n").find((row) => row.endsWith(" sqlite3Stat"));
-      if (line !== undefined) offset = BigInt(`0x${line.split(" ")[0]}`);
+      for (const row of symbols.split("\n")) {
+        const [address, , name] = row.split(" ");
+        if ((name === "sqlite3Stat" || name === "mem0") && address !== undefined) {
+          table.set(name, BigInt(`0x${address}`));
+        }
+      }
     } catch {
-      // No nm here: the figure is left out, not guessed.
+      // No nm here: the figures are left out, not guessed.
     }
-    offsets.set(binary, offset);
+    symbolTables.set(binary, table);
   }
-  return offsets.get(binary) ?? null;
+  return table.get(symbol) ?? null;
+}
+
+/** `bytes` bytes of `pid`'s memory at `symbol` of its binary, or null when they cannot be read. */
+function readSymbol(pid: number, symbol: string, bytes: number): Buffer | null {
+  try {
+    const binary = readlinkSync(`/proc/${pid}/exe`);
+    const offset = symbolOffset(binary, symbol);
+    if (offset === null) return null;
+    // A position-independent binary: its symbols are relative to the mapping at file offset 0.
+    const base = readFileSync(`/proc/${pid}/maps`, "utf8")
+      .split("\n")
+      .map((row) => row.split(/\s+/))
+      .find((fields) => fields[2] === "00000000" && fields[5] === binary)?.[0]
+      ?.split("-")[0];
+    if (base === undefined) return null;
+    const buffer = Buffer.alloc(bytes);
+    const mem = openSync(`/proc/${pid}/mem`, "r");
+    try {
+      readSync(mem, buffer, 0, bytes, BigInt(`0x${base}`) + offset);
+    } finally {
+      closeSync(mem);
+    }
+    return buffer;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -29,29 +60,21 @@ function statOffset(binary: string): bigint | null {
  * hard limit caps.
  */
 export function sqliteHeap(pid: number): { used: number; highest: number } | null {
-  try {
-    const binary = readlinkSync(`/proc/${pid}/exe`);
-    const offset = statOffset(binary);
-    if (offset === null) return null;
-    // A position-independent binary: its symbols are relative to the mapping at file offset 0.
-    const base = readFileSync(`/proc/${pid}/maps`, "utf8")
-      .split("\n")
-      .map((row) => row.split(/\s+/))
-      .find((fields) => fields[2] === "00000000" && fields[5] === binary)?.[0]
-      ?.split("-")[0];
-    if (base === undefined) return null;
-    const at = BigInt(`0x${base}`) + offset;
-    const buffer = Buffer.alloc(8 * 20);
-    const mem = openSync(`/proc/${pid}/mem`, "r");
-    try {
-      readSync(mem, buffer, 0, buffer.length, at);
-    } finally {
-      closeSync(mem);
-    }
-    return { used: Number(buffer.readBigInt64LE(0)), highest: Number(buffer.readBigInt64LE(80)) };
-  } catch {
-    return null;
-  }
+  const stat = readSymbol(pid, "sqlite3Stat", 8 * 20);
+  if (stat === null) return null;
+  return { used: Number(stat.readBigInt64LE(0)), highest: Number(stat.readBigInt64LE(80)) };
+}
+
+/**
+ * SQLite's soft and hard heap limits in `pid`, in bytes, 0 meaning none (what
+ * `sqlite3_soft_heap_limit64(-1)` and `sqlite3_hard_heap_limit64(-1)` return there): `mem0`'s
+ * `alarmThreshold` and `hardLimit`, after its mutex pointer (SQLite's malloc.c). Null when they
+ * cannot be read.
+ */
+export function sqliteLimits(pid: number): { soft: number; hard: number } | null {
+  const mem0 = readSymbol(pid, "mem0", 8 * 3);
+  if (mem0 === null) return null;
+  return { soft: Number(mem0.readBigInt64LE(8)), hard: Number(mem0.readBigInt64LE(16)) };
 }
 
 /** SQLite's heap summed over `pids` (only those whose counter could be read), in bytes. */

@@ -1,6 +1,5 @@
 // The Cloudflare Workflows peer (bench/workflows-peer/) served on workerd through Miniflare's API:
 // one instance per session waiting in step.waitForEvent, woken by instance.sendEvent.
-import { join } from "node:path";
 import { buildWorker, type ServedWorker, serveWorker } from "./miniflare-stack";
 
 export interface WorkflowsPeer {
@@ -32,8 +31,8 @@ export async function startWorkflowsPeer(
     scriptPath,
     compatibilityDate: "2026-11-17",
     workflows: { WAITER: { name: "waiter", className: "Waiter" } },
-    workflowsPersist: join(stateDir, "workflows"),
-    durableObjectsPersist: join(stateDir, "do"),
+    // Miniflare 5 keeps every resource under one root (`do/`, `d1/`, `r2/`, `workflows/` in it).
+    resourcePersistencePath: stateDir,
   });
   const base = served.base;
   const call = async (path: string, body?: unknown, via = base) => {

@@ -34,7 +34,6 @@ import {
   sweepBatches,
   sweepPending,
 } from "./output-sweep";
-import { releasePrepared } from "./prepared-statements";
 import { wakeBinding } from "./resume-binding";
 import { postResume } from "./resume-webhook";
 import { serviceUpSince } from "./service-clock";
@@ -142,7 +141,7 @@ export class Kernel {
       return;
     }
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
-    this.schemaPrepared(storage.transactionSync(() => prepareSchema(this.sql)));
+    storage.transactionSync(() => prepareSchema(this.sql));
     const loaded = store.loadSession(this.sql);
     this.current = loaded?.core ?? null;
     this.audit.adopt(loaded?.heldText ?? null);
@@ -334,12 +333,7 @@ export class Kernel {
 
   /** The schema a new lifetime's rows go into (a deleted session has none). */
   ensureSchema(): void {
-    this.schemaPrepared(this.state.storage.transactionSync(() => prepareSchema(this.sql)));
-  }
-
-  /** A schema's strings run once in an object's life: what ran goes from SQLite's heap at once. */
-  private schemaPrepared(ran: boolean): void {
-    if (ran) releasePrepared(this.state.storage.sql, this.meter.statements);
+    this.state.storage.transactionSync(() => prepareSchema(this.sql));
   }
 
   /**

@@ -456,15 +456,12 @@ export function hasSchema(sql: SqlStorage): boolean {
 }
 
 /** Runs, in order, each migration newer than `applied`, recording it. */
-function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migration[]): boolean {
-  let ran = false;
+function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migration[]): void {
   for (const migration of migrations) {
     if (migration.id <= applied) continue;
     sql.exec(migration.sql);
     sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", migration.id, Date.now());
-    ran = true;
   }
-  return ran;
 }
 
 const appliedId = (sql: SqlStorage): number =>
@@ -481,15 +478,16 @@ export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGR
 /**
  * The schema up to date, by the shorter road: a database without one gets the snapshot, then the
  * migrations after it; one that has a schema runs only the migrations it has not applied. Either
- * way no statement of a migration the database did not need is ever prepared in it. Returns
- * whether anything ran: its strings are then the caller's to release (prepared-statements.ts).
+ * way no statement of a migration the database did not need is ever prepared in it.
  */
 export function prepareSchema(
   sql: SqlStorage,
   migrations: readonly Migration[] = MIGRATIONS,
-): boolean {
-  if (hasSchema(sql)) return applyAfter(sql, appliedId(sql), migrations);
+): void {
+  if (hasSchema(sql)) {
+    applyAfter(sql, appliedId(sql), migrations);
+    return;
+  }
   sql.exec(SCHEMA_SNAPSHOT.sql);
   applyAfter(sql, SCHEMA_SNAPSHOT.id, migrations);
-  return true;
 }

@@ -10,7 +10,7 @@ import { ExecInboxClient } from "@exec-inbox/client";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startArrivalsHost } from "../../bench/lib/arrivals-host";
-import { buildWorker, bundleModules, execInboxBindings } from "../../bench/lib/miniflare-stack";
+import { buildWorker, builtModules, execInboxBindings } from "../../bench/lib/miniflare-stack";
 import { sendCompletion } from "../../runner/src/callback-sender";
 import { AGENT_TOKEN } from "../support/local-stack";
 
@@ -120,12 +120,11 @@ beforeEach(async () => {
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port: 0,
-      durableObjectsPersist: join(state, "do"),
-      d1Persist: join(state, "d1"),
+      resourcePersistencePath: state,
       workers: [
         {
           name: "exec-inbox",
-          modules: bundleModules(script),
+          ...builtModules(script),
           compatibilityDate: "2026-11-17",
           compatibilityFlags: ["nodejs_compat"],
           bindings: execInboxBindings(),

@@ -36,7 +36,8 @@ async function openBucket(stateDir: string) {
       modules: true,
       script: "export default { fetch: () => new Response(null) }",
       r2Buckets: { OUTPUTS: "exec-inbox-outputs" },
-      r2Persist: join(stateDir, "v3", "r2"),
+      // wrangler dev's persist root: Miniflare keeps the bucket in `r2/` under it.
+      resourcePersistencePath: join(stateDir, "v3"),
     }),
   );
   const bucket = await mf.getR2Bucket("OUTPUTS");

@@ -1,30 +1,27 @@
 import { describe, expect, it, vi } from "vitest";
-import { LEFT_PREPARED } from "../../src/session-object/prepared-statements";
+import { MIGRATIONS } from "../../src/session-object/migrations";
+import { SCHEMA_SNAPSHOT } from "../../src/session-object/schema-snapshot";
 import * as api from "../support/api";
 
 /**
  * The strings a session object keeps prepared from its first create to its woken run: workerd keeps
- * each string `exec` ran prepared until its cache of them passes 1 MiB, so this is what an open
- * session holds in SQLite heap beyond its connection and schema (docs/benchmarks.md, "Memory per
- * open session object"). A new database's schema (the snapshot, the migrations after it, the
- * strings that ask for and record them) is released once made (prepared-statements.ts, decision
- * 190): what stays of it is the ten filler `SELECT`s the release leaves.
+ * each string `exec` ran prepared for the object's life (until their text passes 1 MiB), so this is
+ * what an open session holds in SQLite heap beyond its connection and parsed schema
+ * (docs/benchmarks.md, "Memory per open session object").
  */
-// 13 since the release (decision 190; 16 before it, of which the schema's question `hasSchema`,
-// the snapshot and `INSERT INTO _migrations` are gone, beside the later migrations' own strings).
-// 16 then, since the records ring and the quotas (issue 25): `SELECT COUNT(*) AS n FROM jobs WHERE
-// completed_at IS NULL` (the running-jobs quota), the records ring's last positions and its write;
-// 13 since full outputs (issue 22): a starting object asks whether a deleted lifetime left parts to
-// sweep (output-sweep.ts, `sweepPending`). Migration 11 (issue 24 item 3, decisions 820–821)
-// changed strings in place: the records ring's write, probe, range read and counters read (a
-// second record per row), the session row's write (a column more); a session that also claims and
-// acks runs one string more than before (claim and ack have their own UPDATE). 14 since a run id is
-// used once per lifetime (issue 31 item 14): registering a run reads its id's `finished_runs` row
-// (a session that also finishes a run runs one string more, the row's INSERT).
-const WOKEN_SESSION_STATEMENTS = 14;
+// The session's own: a starting object's question whether a deleted lifetime left parts to sweep,
+// the session row, jobs, inbox, runs, the records ring and the quotas' counts (decisions 751–752,
+// 820–821; issues 22, 25, 31).
+const WOKEN_SESSION_STATEMENTS = 15;
+/**
+ * What making a new database runs once: whether it has a schema, the snapshot, each migration
+ * newer than it, and the one string that records them (migrations.ts, `prepareSchema`).
+ */
+const SCHEMA_STATEMENTS =
+  3 + MIGRATIONS.filter((migration) => migration.id > SCHEMA_SNAPSHOT.id).length;
 
 describe("what an open session object keeps prepared", () => {
-  it("a new session woken once keeps 14 SQL strings prepared and none of its schema's", async () => {
+  it(`a new session woken once keeps its ${WOKEN_SESSION_STATEMENTS} SQL strings and its schema's ${SCHEMA_STATEMENTS} prepared, nothing else`, async () => {
     const sid = api.uniqueId("statements");
     const { tokens } = await api.suspendedOn(sid, ["h1"]);
     expect((await api.complete(sid, "h1", tokens.h1!, api.result(0, "x"))).status).toBe(202);
@@ -34,7 +31,7 @@ describe("what an open session object keeps prepared", () => {
       body: { resume_id: view.resume.resume_id },
     });
     const stats = (await api.call("GET", `/v1/sessions/${sid}/stats`)).body;
-    expect(stats.sql_statements).toBe(WOKEN_SESSION_STATEMENTS + LEFT_PREPARED.length);
+    expect(stats.sql_statements).toBe(WOKEN_SESSION_STATEMENTS + SCHEMA_STATEMENTS);
   });
 
   it("a second wake of the same session prepares nothing new", async () => {

@@ -177,7 +177,7 @@ export const statsSchema = z.strictObject({
   index_rows_written: count,
   sql_statements: count.meta({
     description:
-      "SQL strings this object keeps prepared (holding SQLite heap): the distinct strings it has run since it started, less those of a schema it made, which are released once it is made",
+      "Distinct SQL strings this object has run since it started: each stays prepared (holding SQLite heap) for the object's life",
   }),
 });
 
