@@ -11,8 +11,8 @@ async function problemOf(response: Response) {
 }
 
 describe("a request the storage cannot serve now", () => {
-  // The real SQLITE_NOMEM of a process past its SQLite heap ceiling is test/e2e/past-the-ceiling;
-  // these are the runtime's own words for it and for the other failures a retry gets past.
+  // The runtime's own words for SQLite out of memory (a production isolate's limit; locally
+  // workerd no longer caps SQLite's heap) and for the other failures a retry gets past.
   it("SQLite out of memory is answered 503 unavailable with Retry-After, never 500", async () => {
     const error = new Error("out of memory: SQLITE_NOMEM");
     expect(await problemOf(answerThrown(error))).toEqual({
@@ -37,7 +37,7 @@ describe("a request the storage cannot serve now", () => {
       },
     );
     const reset = Object.assign(new Error("Network connection lost."), { retryable: true });
-    // A new object's database failing to open past the ceiling (test/e2e/past-the-ceiling).
+    // A new object's database failing to open for want of memory.
     const unopened = new Error("internal error; reference = 2nvu5t57upvdukmh7sueukpt");
     for (const [error, reason] of [
       [overloaded, "object overloaded"],
