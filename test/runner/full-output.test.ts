@@ -174,9 +174,10 @@ describe("a 200 MiB output through a runner that is killed mid-upload (real runn
     // removal after JOB_RETENTION_MS, runs on controlled time in test/workers/full-output.test.ts).
     await inbox.deleteSession(sid);
     const gone = await fetch(url, { headers: { ...auth, range: "bytes=0-0" } });
+    // The session is gone for its agent: no such session (docs/api.md).
     expect([gone.status, ((await gone.json()) as { code: string }).code]).toEqual([
-      410,
-      "lifetime_ended",
+      404,
+      "not_found",
     ]);
     await waitUntil(async () => (await bucket.keys(prefix)).length === 0, 60_000);
     await bucket.close();
