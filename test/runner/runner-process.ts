@@ -64,10 +64,7 @@ export async function startRunnerProcess(
   stateDir: string | null,
   options: RunnerProcessOptions = {},
 ): Promise<RunnerProcess> {
-  const port = await freePort();
-  const { child, output } = spawnRunner(stateDir, port, options);
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealthy(base, child, output, 20_000);
+  const { child, output, base } = await spawnOnFreePort(stateDir, options);
   const pid = child.pid!;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
@@ -94,6 +91,24 @@ export async function startRunnerProcess(
   };
   started.add(runner);
   return runner;
+}
+
+/**
+ * A free port is free only when asked: another test's process may take it before the runner
+ * listens (seen on a busy machine). Such a start is tried again on another port.
+ */
+async function spawnOnFreePort(stateDir: string | null, options: RunnerProcessOptions) {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const { child, output } = spawnRunner(stateDir, port, options);
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHealthy(base, child, output, 20_000);
+      return { child, output, base };
+    } catch (error) {
+      if (attempt >= 3 || !output().includes("EADDRINUSE")) throw error;
+    }
+  }
 }
 
 /** Runs the runner expecting it to refuse to start: its exit code and what it printed. */
