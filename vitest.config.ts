@@ -1,7 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defaultClientConditions, defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
-import InterleavedSequencer from "./test/support/interleaved-sequencer.ts";
 // With its extension: Vite loads this config natively, without TypeScript's resolution.
 import { TEST_SECRETS } from "./test/support/secrets.ts";
 import { SOURCE_CONDITION } from "./test/support/source-condition.ts";
@@ -54,8 +53,6 @@ export default defineConfig({
     // the CPU. One at a time (vitest's default here, cores − 1) took CI to 12.5 min; two at a time
     // took 11.3 min once full outputs, the binding wake and the quotas landed (vitest 589 s).
     maxWorkers: 3,
-    // The projects' files in turn, so the workers pool's waiting overlaps the e2e files' CPU.
-    sequence: { sequencer: InterleavedSequencer },
     // The JSON report feeds the one-line summary that .ci/run prints.
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     projects: [
