@@ -189,23 +189,22 @@ describe("the packages, installed from their tarballs outside the repository", (
     }
   });
 
+  /** What plain `tsc -p config` prints in the consumer's project: nothing when it type-checks. */
+  const tscSays = async (config: string): Promise<string> =>
+    (await run(TSC, ["-p", config], { cwd: scratch }).catch((error: { stdout: string }) => error))
+      .stdout;
+
   it("type-checks a Node consumer of the client and the kits with plain tsc", async () => {
     writeFileSync(join(scratch, "consumer.ts"), NODE_CONSUMER);
     writeFileSync(join(scratch, "tsconfig.json"), TSCONFIG(["node"], ["consumer.ts"]));
-    const checked = await run(TSC, ["-p", scratch], { cwd: scratch }).catch(
-      (error: { stdout: string }) => error,
-    );
-    expect(checked.stdout).toBe("");
+    expect(await tscSays(scratch)).toBe("");
   }, 120_000);
 
   it("type-checks a Worker consumer of the Agents SDK kit with plain tsc", async () => {
     writeFileSync(join(scratch, "worker.ts"), WORKER_CONSUMER);
     const config = join(scratch, "tsconfig.worker.json");
     writeFileSync(config, TSCONFIG(["@cloudflare/workers-types"], ["worker.ts"], ["es2023"]));
-    const checked = await run(TSC, ["-p", config], { cwd: scratch }).catch(
-      (error: { stdout: string }) => error,
-    );
-    expect(checked.stdout).toBe("");
+    expect(await tscSays(config)).toBe("");
   }, 120_000);
 
   it("runs the Node consumer on the built entry points", async () => {

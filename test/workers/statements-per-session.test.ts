@@ -10,8 +10,8 @@ import * as api from "../support/api";
  * (docs/benchmarks.md, "Memory per open session object").
  */
 // The session's own: a starting object's question whether a deleted lifetime left parts to sweep,
-// the session row, jobs, inbox, runs, the records ring and the quotas' counts (decisions 751–752,
-// 820–821; issues 22, 25, 31).
+// the session row, jobs, inbox, runs, the records ring and the quotas' counts: each a statement
+// the session runs on every wake, so each stays prepared for the object's life.
 const WOKEN_SESSION_STATEMENTS = 15;
 /**
  * What making a new database runs once: whether it has a schema, the snapshot, each migration
