@@ -1,4 +1,4 @@
-// POSTs one completion to exec-inbox until an answer settles it (docs/decisions.md: runner).
+// POSTs one completion to exec-inbox until an answer settles it (docs/design/runner-protocol.md).
 // Journaling the outcome, and what to do with an abandoned result, is left to the runner.
 import type { CompletionBody } from "./completion";
 import { OutputBuffer } from "./output-buffer";

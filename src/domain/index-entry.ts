@@ -139,7 +139,7 @@ export function attentionAt(entry: IndexEntry, now: number): AttentionStatus | n
 }
 
 /**
- * How long the entry of a session that was just woken waits before it goes out (decision 800):
+ * How long the entry of a session that was just woken waits before it goes out (docs/design/index.md):
  * the run that usually registers within a second or two of the webhook makes the session quiet
  * again, and suspended → quiet then goes out as one write instead of two (suspended → resuming →
  * quiet), each of which moves the row in all four partial indexes.

@@ -18,7 +18,7 @@ export interface Quotas {
   readonly fullOutputBytes: number;
   /** Long-polls (`wait_ms` > 0) open on one session at once. */
   readonly longPollsPerSession: number;
-  /** Long-polls open at once for one tenant in one Worker isolate (docs/decisions.md 703). */
+  /** Long-polls open at once for one tenant in one Worker isolate (docs/design/tenants-and-quotas.md). */
   readonly longPollsPerTenant: number;
 }
 

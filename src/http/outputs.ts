@@ -125,7 +125,7 @@ export function outputRoutes(app: OpenAPIHono<AppEnv>): void {
       try {
         // R2 checks the SHA-256 as the bytes arrive and refuses a put whose bytes differ (error
         // 10037): a part with other bytes is never stored under its key, and nothing is held here
-        // (docs/decisions.md 603: hashing in the Worker as well halved the upload rate).
+        // (hashing here as well would cost upload rate, and a tee into a hash has no backpressure).
         await bucket.put(key, body.pipeThrough(new FixedLengthStream(bytes)), { sha256 });
       } catch (error) {
         // Nothing was stored: the tally gives the part back (should that fail, it only counts).

@@ -27,7 +27,8 @@ export async function mayExist(c: AppContext, sessionId: string): Promise<boolea
 
 /**
  * Long-polls open in this isolate, by tenant. Per isolate, not global: a tenant's polls spread over
- * many isolates in production each count alone (docs/decisions.md 703). It guards what failed —
+ * many isolates in production each count alone (a global count would need a shared, leased counter
+ * on every poll's way in and out; docs/design/tenants-and-quotas.md). It guards what failed —
  * one process holding 10,000 open requests — and the per-session count is exact in its object.
  */
 const openPolls = new Map<string, number>();

@@ -43,7 +43,7 @@ describe("what a command can see of the runner (real processes)", () => {
   });
 
   it("without the sandbox a command running as the runner's user can still read the runner's environment in /proc/$PPID/environ: the scrub is no boundary", async () => {
-    // Pins what README and decision 52 say of RUNNER_SANDBOX=none. If this starts failing, the
+    // Pins what docs/runner.md says of RUNNER_SANDBOX=none. If this starts failing, the
     // runner stopped keeping its settings in its initial environment: update both first. With the
     // sandbox the same read fails (sandbox-attacks.test.ts).
     const runner = await startRunnerProcess(join(root, "proc-environ"), {
