@@ -1,7 +1,7 @@
 // One local workerd process serves every session object of the service, and SQLite's heap is
 // shared by all of them (and the local D1), read out of the serving process itself
 // (bench/lib/sqlite-heap.ts). How many sessions it holds open at once is that heap's limit over
-// what each session holds (docs/benchmarks.md, "Memory per open session object"). workerd
+// what each session holds (docs/benchmarks.md, the budget table). workerd
 // 1.20261117 sets only SQLite's soft limit locally (it frees page cache and refuses nothing).
 // Nothing is mocked: if a workerd upgrade brought a per-process cap back, or a change made a
 // session hold much more, this fails where a count of our own could not.
