@@ -1,4 +1,4 @@
-// `npm run bench:outputs [-- --quick] [--mib N]`: full outputs (contract §9) on local R2 under the
+// `npm run bench -- outputs [--quick] [--mib N]`: full outputs (contract §9) on local R2 under the
 // real wrangler dev: upload MiB/s through the runner's own uploader, a 1 MiB range read's p50, the
 // rows and R2 operations one large completion costs (priced), and a small completion's p50 beside.
 import { execFileSync } from "node:child_process";

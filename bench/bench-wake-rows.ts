@@ -1,4 +1,4 @@
-// `npm run bench:rows [-- BEFORE.js AFTER.js]`: the SQLite rows one wake writes and reads, from the
+// `npm run bench -- rows [BEFORE.js AFTER.js]`: the SQLite rows one wake writes and reads, from the
 // session object's own counters (`GET /v1/sessions/{sid}/stats`), for each build given (default:
 // this tree, built into .bench/wake-rows), served on workerd through Miniflare: the completion
 // → delivered part (what `npm run bench` prices), then the woken agent's turn (register the run

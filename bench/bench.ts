@@ -93,7 +93,7 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
     // A fresh process and state for each phase: local workerd keeps an object open while it is
     // used and for some seconds after, and past about 800 session objects open at once in one
     // process SQLite runs out of heap (SQLITE_NOMEM) and new sessions answer 500
-    // (`npm run bench:objects`). One phase opens about 660 within seconds.
+    // (`npm run bench -- objects`). One phase opens about 660 within seconds.
     const served = await serveExecInbox(scripts.execInbox, join(state, "mf"));
     const direct = execInboxSystem(SYSTEM.execDirect, served.directBase, host, () => served.pids);
     await measure(direct);
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
   await benchHeartbeats(scripts.execInbox, quick);
   if (!quick) await benchSyscalls(scripts.execInbox);
   if (!quick) {
-    say("### The session index off and on (`npm run bench:index`, wrangler dev)");
+    say("### The session index off and on (`npm run bench -- index`, wrangler dev)");
     await benchIndex(false, say);
   }
   say();

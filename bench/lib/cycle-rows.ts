@@ -1,6 +1,6 @@
 // Rows of whole wake cycles, from the session objects' own counters (`GET …/stats`): a completion
 // wakes each session, its agent registers a run for the resume a moment later, and the session
-// suspends again. Used by the main bench's rows table and by `bench:ab` (AB_CYCLE=1).
+// suspends again. Used by the main bench's rows table and by `npm run bench -- ab` (AB_CYCLE=1).
 import { WAKE_SETTLE_MS } from "../../src/domain/index-entry";
 import type { agentClient } from "../../test/support/local-stack";
 import type { execInboxSystem } from "./wake-systems";
