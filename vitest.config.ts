@@ -145,7 +145,8 @@ export default defineConfig({
         ...SOURCES,
         test: {
           name: "e2e",
-          include: ["test/e2e/**/*.test.ts", "test/runner/**/*.test.ts"],
+          // The benchmarks' pure parts are tested beside them (bench/**), in Node like the e2e files.
+          include: ["test/e2e/**/*.test.ts", "test/runner/**/*.test.ts", "bench/**/*.test.ts"],
           environment: "node",
           // Finds Debian's bubblewrap or installs it: the runner sandboxes every command by default.
           globalSetup: ["test/runner/global-setup.ts"],

@@ -1,47 +1,20 @@
 // The host side of the exec-inbox contract for an AI SDK agent: resume webhooks, runs, claims, the
 // model turn, durable conversation, acks and the turn boundary. The caller owns HTTP and the model.
 import { randomUUID } from "node:crypto";
-import { type ExecInboxClient, verifyResume } from "@exec-inbox/client";
+import { verifyResume } from "@exec-inbox/client";
 import type { ModelMessage } from "ai";
 import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../shared/exec-wire";
 import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
-import type { ConversationStore, SessionRecord } from "./conversation-store";
+import type { ConversationStore } from "./conversation-store";
+import type { KitSettings } from "./kit-settings";
 import { isSessionGone, isStaleResume, retrying } from "./retry";
 import { type KitRun, ModelTurnError, runTurns } from "./run-turns";
-import type { RunnerClient } from "./runner-client";
+import type { SessionRecord } from "./session-record";
 import { type AiSdkTurnOptions, aiSdkTurn, type TurnEngine } from "./turn-engine";
 
-/** Everything but the model turn: the same for every agent framework. */
-export interface KitSettings<M = ModelMessage> {
-  readonly inbox: ExecInboxClient;
-  readonly runner: RunnerClient;
-  readonly store: ConversationStore<M>;
-  /**
-   * The tenant of `inbox`'s agent token (an AGENT_TOKENS entry `tenant:token`; `default` for a
-   * bare token). The signing secret is the deployment's, shared by its tenants: a resume signed for
-   * another tenant is refused.
-   */
-  readonly tenant?: string;
-  /** `whsec_…`: exec-inbox's RESUME_SIGNING_SECRET. */
-  readonly resumeSigningSecret: string;
-  /** Where exec-inbox posts this host's resumes (an origin it allows). */
-  readonly resumeUrl: string;
-  /** The wait a turn ends on when commands still run: `all` (default) or `any` of them. */
-  readonly wake?: "all" | "any";
-  readonly ceilingMs?: number;
-  /**
-   * Liveness: reserved with every background job. A runner silent this long (it heartbeats every
-   * third of it) is presumed gone, and exec-inbox wakes the agent with the job `lost`.
-   */
-  readonly heartbeatTimeoutMs?: number;
-  /** Claim lease: a host that dies holding a claim sees it again this long after. */
-  readonly leaseMs?: number;
-  /** Model turns tried before a failing provider ends the run (default 3). */
-  readonly modelAttempts?: number;
-  readonly log?: (line: string) => void;
-  /** Crash injection for tests: throwing here stops the run after the turn is stored, before ack. */
-  readonly afterStore?: (sessionId: string) => void;
-}
+// The settings are their own module so that the turn loop (run-turns.ts) can take them without
+// importing the kit; this subpath (`@exec-inbox/ai-sdk/agent-kit`) still names them.
+export type { KitSettings } from "./kit-settings";
 
 /**
  * The kit's options: its settings and either an AI SDK `model` (with `system`, `maxSteps`) or a

@@ -1,41 +1,17 @@
-// The agent host's durable record of one session: the model conversation and what the kit needs to
-// recover after a crash. The example host keeps every session in one SQLite database (node:sqlite)
-// under its state directory; a host with its own database implements `ConversationStore`.
+// Where the agent host keeps its durable record of each session (session-record.ts). The example
+// host keeps every session in one SQLite database (node:sqlite) under its state directory; a host
+// with its own database implements `ConversationStore`.
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { ModelMessage } from "ai";
 import { readJsonConversations } from "./json-conversations";
+import type { SessionRecord } from "./session-record";
 
-/** The run the kit is driving, kept so a restarted host can finish it (persisted: add fields only). */
-export interface ActiveRun {
-  readonly runId: string;
-  /** The resume that started it, or null for a human message. */
-  readonly resumeId: string | null;
-  /** Latest lease end of the claims this run made: a restarted host re-claims after it. */
-  readonly leaseExpiresAt: number;
-  /** A human message not yet answered by a stored turn. */
-  readonly pendingUserText: string | null;
-}
-
-/** Persisted as JSON (the messages a row each, the rest one column); evolve by adding optional fields. */
-export interface SessionRecord<M = ModelMessage> {
-  readonly sessionId: string;
-  /** The exec-inbox lifetime this conversation belongs to: a resume of another one is refused (404). */
-  readonly lifetime: string;
-  /** The conversation in the turn engine's own terms (the AI SDK's `ModelMessage`s by default). */
-  readonly messages: M[];
-  /** Background handles the model started and has not yet seen end. */
-  readonly running: string[];
-  /** Inbox envelope ids already put into `messages` (the model sees each once). */
-  readonly applied: string[];
-  /** `webhook-id`s (= resume ids) received, newest last, bounded. */
-  readonly resumes: string[];
-  /** A resume received and not yet taken by a registered run. */
-  readonly pendingResume: string | null;
-  readonly activeRun: ActiveRun | null;
-}
+// The record is its own module so that the JSON-file reader can name it without importing the
+// store; this subpath (`@exec-inbox/ai-sdk/conversation-store`) still names it.
+export type { ActiveRun, SessionRecord } from "./session-record";
 
 export interface ConversationStore<M = ModelMessage> {
   load(sessionId: string): Promise<SessionRecord<M> | undefined>;

@@ -2,7 +2,7 @@
 // directory), read once when the SQLite store is created there. The caller stores them.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { SessionRecord } from "./conversation-store";
+import type { SessionRecord } from "./session-record";
 
 /** Every `*.json` record in `dir`; a file that does not parse as one throws, naming it. */
 export function readJsonConversations<M>(dir: string): Array<SessionRecord<M>> {

@@ -2,10 +2,10 @@
 // model with the exec tools, store, ack; then suspend on what still runs, or finish.
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Claim, ExecInboxError } from "@exec-inbox/client";
-import type { KitSettings } from "./agent-kit";
-import type { ActiveRun, SessionRecord } from "./conversation-store";
 import { trackingContext } from "./exec-tools";
+import type { KitSettings } from "./kit-settings";
 import { retrying } from "./retry";
+import type { ActiveRun, SessionRecord } from "./session-record";
 import type { TurnEngine, TurnOutput } from "./turn-engine";
 
 const MAX_ROUNDS = 8;

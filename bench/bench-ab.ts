@@ -1,4 +1,4 @@
-// `npm run bench:ab -- BEFORE.js AFTER.js [N]` (a path may end in `@off` or `@on` for its
+// `npm run bench -- ab BEFORE.js AFTER.js [N]` (a path may end in `@off` or `@on` for its
 // INDEX_UPDATES): two builds of exec-inbox served side by side on workerd (Miniflare, direct
 // sockets), their wakes interleaved (before, after, before, …) so the machine's load falls on both
 // alike: CPU per wake of each build's workerd, and send → resumed / → 202 medians. Make each build
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const [before = "", after = "", countText = "300"] = process.argv.slice(2);
   const count = Number(countText);
   if (before === "" || after === "" || !Number.isSafeInteger(count) || count < 1)
-    throw new Error("usage: npm run bench:ab -- BEFORE.js AFTER.js [wakes, a whole number ≥ 1]");
+    throw new Error("usage: npm run bench -- ab BEFORE.js AFTER.js [wakes, a whole number ≥ 1]");
   const cycle = process.env.AB_CYCLE === "1";
   const claimMs = Number(process.env.AB_CLAIM_MS ?? 1_000);
   const extra: Record<string, string> = process.env.INDEX_UPDATES

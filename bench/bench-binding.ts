@@ -1,4 +1,4 @@
-// `npm run bench:binding [-- --quick]`: completion → agent woken, over a service binding (`wake()`)
+// `npm run bench -- binding [--quick]`: completion → agent woken, over a service binding (`wake()`)
 // against the signed webhook, on the same runtime (issue 26, item 6). exec-inbox's built Worker and
 // the receiver Worker (bench/binding-receiver) run in one Miniflare/workerd; each wake's latency is
 // from just before the completion POST to the receiver's clock when the wake landed, and CPU is
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   }
 
   try {
-    say(`bench:binding — ${wakes} wakes each way, one at a time; load ${loadAverage()}`);
+    say(`npm run bench -- binding: ${wakes} wakes each way, one at a time; load ${loadAverage()}`);
     await loop(10);
     const measured = await loop(wakes);
     const rows = (["binding", "webhook"] as const).map((mode) => [

@@ -1,4 +1,4 @@
-// `npm run bench:heartbeats [-- --quick]`, also a section of `npm run bench`: what liveness costs
+// `npm run bench -- heartbeats [--quick]`, also a section of `npm run bench`: what liveness costs
 // (issue 20, item 7). Heartbeats are the most frequent request a runner sends, so the service
 // promises that one without new progress writes at most one row and that the deadlines of every
 // heartbeating job of a session share its one alarm. Measured on the built Worker on workerd
@@ -249,7 +249,7 @@ export async function benchHeartbeats(script: string, quick: boolean): Promise<v
   const count = quick ? 100 : 500;
   const durationMs = quick ? 15_000 : 60_000;
   say(
-    `### Liveness: what heartbeats cost (\`npm run bench:heartbeats${quick ? " -- --quick" : ""}\`)`,
+    `### Liveness: what heartbeats cost (\`npm run bench -- heartbeats${quick ? " --quick" : ""}\`)`,
   );
   say(`Load average at start: ${loadAverage()}.`);
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-bench-hb-"));

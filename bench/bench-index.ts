@@ -1,4 +1,4 @@
-// `npm run bench:index [-- --quick]`, also the last part of `npm run bench`: completion latency under
+// `npm run bench -- index [--quick]`, also the last part of `npm run bench`: completion latency under
 // the real wrangler dev with the session index off (INDEX_UPDATES=off) and on, in alternating phases,
 // and what the index costs per completion (object SQLite rows, D1 rows).
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,4 +1,4 @@
-// `npm run bench:objects [-- BUILT.js] [--most N] [--no-floor] [--evicting]`: how many session
+// `npm run bench -- objects [BUILT.js] [--most N] [--no-floor] [--evicting]`: how many session
 // objects one local workerd process holds open at once, and what SQLite heap each costs.
 // Wakes sessions in rounds of 200 (16 in flight) until a request fails or `--most` (6,000) are
 // open, touching every earlier one after each round (each must still be served), and printing the
@@ -251,7 +251,7 @@ async function floorObjects(state: string): Promise<void> {
 async function main(): Promise<void> {
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-objects-"));
   try {
-    say("### Session objects open at once in one workerd process (`npm run bench:objects`)");
+    say("### Session objects open at once in one workerd process (`npm run bench -- objects`)");
     // A built Worker to measure instead of this checkout's (an older build, for comparison).
     const given = process.argv[2];
     const script =

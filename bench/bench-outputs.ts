@@ -1,4 +1,4 @@
-// `npm run bench:outputs [-- --quick] [--mib N]`: full outputs (contract §9) on local R2 under the
+// `npm run bench -- outputs [--quick] [--mib N]`: full outputs (contract §9) on local R2 under the
 // real wrangler dev: upload MiB/s through the runner's own uploader, a 1 MiB range read's p50, the
 // rows and R2 operations one large completion costs (priced), and a small completion's p50 beside.
 import { execFileSync } from "node:child_process";
@@ -11,19 +11,11 @@ import { uploadParts } from "../runner/src/part-uploader";
 import { scriptArgs } from "../scripts/lib/args";
 import type { FullOutputBody } from "../shared/full-output";
 import { AGENT_TOKEN, agentClient, startWranglerDev } from "../test/support/local-stack";
+import { PRICE } from "./lib/prices";
 import { percentile } from "./lib/stats";
 
 const MIB = 1024 * 1024;
 const PART_BYTES = 16 * MIB;
-/** List prices read 2026-12-01 (R2, Workers, Durable Objects pricing pages; Workers Paid). */
-const PRICE = {
-  r2ClassAPerM: 4.5,
-  r2ClassBPerM: 0.36,
-  r2StorageGbMonth: 0.015,
-  workerRequestPerM: 0.3,
-  doRequestPerM: 0.15,
-  rowWrittenPerM: 1.0,
-};
 
 const args = scriptArgs(["mib", "reads", "small"]);
 const totalMib = args.number("mib", args.quick ? 48 : 200);
@@ -125,11 +117,11 @@ async function main(): Promise<void> {
     // batch (free) per 1,000 keys. A 1 MiB read touches one or two parts: one get each (B).
     const classA = parts + 1 + 1;
     const perMillion = {
-      r2ClassA: classA * PRICE.r2ClassAPerM,
-      workerRequests: (parts + 1) * PRICE.workerRequestPerM,
-      doRequests: (2 * parts + 1) * PRICE.doRequestPerM,
-      rowsWritten: (rowsUpload + rowsCompletion) * PRICE.rowWrittenPerM,
-      storageOneDay: (size / 1e9) * PRICE.r2StorageGbMonth * (1 / 30) * 1e6,
+      r2ClassA: classA * PRICE.r2ClassA,
+      workerRequests: (parts + 1) * PRICE.workerRequest,
+      doRequests: (2 * parts + 1) * PRICE.doRequest,
+      rowsWritten: (rowsUpload + rowsCompletion) * PRICE.sqliteRowWritten,
+      storageOneDay: (size / 1e9) * PRICE.r2GbMonth * (1 / 30) * 1e6,
     };
     const result = {
       output_mib: totalMib,

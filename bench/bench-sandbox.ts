@@ -1,4 +1,4 @@
-// `npm run bench:sandbox`, also part of `npm run bench`: what the runner's sandbox adds to a short
+// `npm run bench -- sandbox`, also part of `npm run bench`: what the runner's sandbox adds to a short
 // exec_command — `true` through the process table's own launch path, without the sandbox, in
 // bwrap, and in bwrap with the per-command cgroups main.ts uses. Samples of the three interleave.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -49,7 +49,7 @@ function tableFor(
 }
 
 export async function benchSandbox(samples = SAMPLES): Promise<void> {
-  say("### The runner's sandbox per command (`npm run bench:sandbox`)");
+  say("### The runner's sandbox per command (`npm run bench -- sandbox`)");
   const probe = probeBwrap(SANDBOX_USER, SECCOMP);
   if (!probe.works) {
     say(`Skipped: ${probe.why}.`);

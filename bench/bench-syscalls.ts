@@ -1,4 +1,4 @@
-// `npm run bench:syscalls`, also part of `npm run bench`: the durable writes (fsync calls, read with
+// `npm run bench -- syscalls`, also part of `npm run bench`: the durable writes (fsync calls, read with
 // strace) a wake costs on workerd and on Restate, one at a time and 16 in flight, against the floor
 // Worker's one-row commit and its one-row commit that also moves the alarm; and, as an
 // experiment, the same build with the alarm arming cut out (never served, only measured), to show

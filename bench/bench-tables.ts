@@ -1,5 +1,5 @@
 // The tables `npm run bench` prints from the figures of its runs: latency, rates, cost and size,
-// exec-inbox against its peers, the aims of issue 12 item 5, and the price per million completions.
+// exec-inbox against its peers, and the aims of issue 12 item 5 (the budget: bench/budget-table.ts).
 import { say, type Tally, table } from "./lib/report";
 
 export const SYSTEM = {
@@ -131,7 +131,7 @@ export function printTables(t: Tally, plan: Plan): void {
     ],
   );
   printAims(t);
-  printRowsAndPrice(t);
+  printRestateErrors(t);
 }
 
 /** Issue 12, item 5: each aim with the figures it is judged on. */
@@ -196,47 +196,10 @@ function printAims(t: Tally): void {
   );
 }
 
-function printRowsAndPrice(t: Tally): void {
-  const m = (metric: string) => t.get(EXEC, metric).median;
-  say(
-    `Per completion that wakes a session (10 sessions, \`GET /v1/sessions/{sid}/stats\` around each): ${m("rows_written").toFixed(2)} SQLite rows written, ${m("rows_read").toFixed(2)} rows read, ${m("alarms").toFixed(2)} alarm invocations; ${m("index_rows_written").toFixed(2)} D1 index rows written from the completion until the index settled after the resumed run registered, ${m("index_rows_per_cycle").toFixed(2)} per whole cycle (with the next suspend).`,
-  );
+/** Restate retries an invocation whose handler logged an error: a run with many measured retries. */
+function printRestateErrors(t: Tally): void {
   const errors = [SYSTEM.restate1, SYSTEM.restate2].map(
     (s) => `${s}: ${t.get(s, "handler errors").median}`,
   );
   say(`Restate SDK errors logged (Restate retries those invocations): ${errors.join(", ")}.`);
-  // The object is billed while active: from the completion to the delivery's answer (wall time).
-  const activeSeconds = m("wake p50") / 1000;
-  const cpuMs = m("cpu per 1000"); // s per 1,000 = ms per one
-  const items: Array<[string, number]> = [
-    ["Workers requests: 1 × $0.30/M", 0.3],
-    [
-      `Workers CPU: ${cpuMs.toFixed(2)} ms × $0.02 per M CPU-ms (all CPU measured here, an upper bound)`,
-      cpuMs * 0.02,
-    ],
-    [
-      `DO requests: ${(1 + m("alarms")).toFixed(2)} × $0.15/M (the completion's RPC, alarms)`,
-      (1 + m("alarms")) * 0.15,
-    ],
-    [
-      `DO duration: ${(activeSeconds * 1000).toFixed(1)} ms × 128 MB × $12.50 per M GB-s`,
-      activeSeconds * 0.128 * 12.5,
-    ],
-    [`SQLite rows written: ${m("rows_written").toFixed(2)} × $1.00/M`, m("rows_written")],
-    [`SQLite rows read: ${m("rows_read").toFixed(2)} × $0.001/M`, m("rows_read") * 0.001],
-    [
-      `D1 rows written (index, the wake and its claim): ${m("index_rows_written").toFixed(2)} × $1.00/M`,
-      m("index_rows_written"),
-    ],
-  ];
-  table(
-    [
-      "USD per million completions that each wake a session (list prices read 2026-11-30, beyond included amounts)",
-      "USD",
-    ],
-    [
-      ...items.map(([name, usd]) => [name, usd.toFixed(3)]),
-      ["**total**", `**${items.reduce((sum, [, usd]) => sum + usd, 0).toFixed(2)}**`],
-    ],
-  );
 }

@@ -1,21 +1,19 @@
-// `npm run bench:rows [-- BEFORE.js AFTER.js]`: the SQLite rows one wake writes and reads, from the
+// `npm run bench -- rows [BEFORE.js AFTER.js]`: the SQLite rows one wake writes and reads, from the
 // session object's own counters (`GET /v1/sessions/{sid}/stats`), for each build given (default:
 // this tree, built into .bench/wake-rows), served on workerd through Miniflare: the completion
 // → delivered part (what `npm run bench` prices), then the woken agent's turn (register the run
-// for the resume, claim, ack, finish), and the price of each per million at the list prices of
-// docs/benchmarks.md. Each build gets its own process and state; nothing is timed.
+// for the resume, claim, ack, finish), and the price of each per million at list prices
+// (bench/lib/prices.ts). Each build gets its own process and state; nothing is timed.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentClient } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { buildWorker, serveExecInbox } from "./lib/miniflare-stack";
+import { PRICE } from "./lib/prices";
 import { execInboxSystem } from "./lib/wake-systems";
 
 const SESSIONS = 10;
-/** USD per million rows (Durable Objects SQLite, list prices read 2026-11-30). */
-const WRITTEN_USD = 1.0;
-const READ_USD = 0.001;
 
 type Tally = { written: number; read: number };
 
@@ -60,7 +58,8 @@ async function measureBuild(script: string, state: string) {
   }
 }
 
-const usd = (tally: Tally) => tally.written * WRITTEN_USD + tally.read * READ_USD;
+const usd = (tally: Tally) =>
+  tally.written * PRICE.sqliteRowWritten + tally.read * PRICE.sqliteRowRead;
 
 async function main(): Promise<void> {
   const given = process.argv.slice(2);

@@ -1,4 +1,4 @@
-// `npm run bench:profile [-- N]`: a CPU profile of the exec-inbox isolate (workerd's inspector) while
+// `npm run bench -- profile [N]`: a CPU profile of the exec-inbox isolate (workerd's inspector) while
 // N completions each wake a suspended session, one after another, on the built Worker under
 // Miniflare. Prints where the isolate's CPU went: self time and total time per function.
 // INDEX_UPDATES=off in the environment leaves the index's D1 writes out.
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const script = process.argv[3];
   if (!Number.isSafeInteger(count) || count < 1)
     throw new Error(
-      "usage: npm run bench:profile -- [completions, a whole number ≥ 1] [built Worker .js]",
+      "usage: npm run bench -- profile [completions, a whole number ≥ 1] [built Worker .js]",
     );
   const host = await startArrivalsHost();
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-profile-"));

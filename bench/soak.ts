@@ -1,5 +1,6 @@
-// `npm run soak [-- --minutes 3 --sessions 20]`: holds a steady mix of every operation against wrangler
-// dev, and reports throughput, error rate, workerd memory over time and what retention leaves stored.
+// `npm run bench -- soak [--minutes 3 --sessions 20]`: holds a steady mix of every operation
+// against wrangler dev, and reports throughput, error rate, workerd memory over time and what
+// retention leaves stored.
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
-// `npm run stress [-- --quick | --completions N --messages M --concurrency C]`: drives ONE session
-// under the real wrangler dev to 2,000 completions of 256 KiB and 20,000 messages (a long
+// `npm run bench -- stress [--quick | --completions N --messages M --concurrency C]`: drives ONE
+// session under the real wrangler dev to 2,000 completions of 256 KiB and 20,000 messages (a long
 // session's scale) and reports at 0 / 25 / 50 / 100 % of the run: workerd memory, completion latency and the
 // latency and size of every read route. Prints FAIL for what those limits forbid; exits 1 on any FAIL.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -280,7 +280,7 @@ async function main(): Promise<void> {
   const counts = [COMPLETIONS, MESSAGES, CONCURRENCY];
   if (!counts.every((n) => Number.isInteger(n) && n > 0) || COMPLETIONS < 4)
     throw new Error("--completions (≥ 4), --messages and --concurrency take positive integers");
-  const command = `npm run stress${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`;
+  const command = `npm run bench -- stress${argv.length > 0 ? ` ${argv.join(" ")}` : ""}`;
   const workerd = JSON.parse(readFileSync("node_modules/workerd/package.json", "utf8")).version;
   const setup = `${COMPLETIONS} completions of ${OUTPUT_BYTES} B at concurrency ${CONCURRENCY}, ${MESSAGES} messages of 200 B at concurrency ${MESSAGE_CONCURRENCY}, claim+ack every ${CLAIM_EVERY}`;
   console.log(`${command}\n${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}`);

@@ -1,8 +1,6 @@
 // A typed client for agent hosts and runners. Its request and response types are those of the
 // route table the server serves (src/http/routes), so a contract change breaks callers at compile time.
-import type { RouteConfig } from "@hono/zod-openapi";
 import { Webhook } from "standardwebhooks";
-import type { z } from "zod";
 import type { SuccessBody } from "../src/http/routes/common";
 import type * as inboxRoutes from "../src/http/routes/inbox";
 import type * as jobRoutes from "../src/http/routes/jobs";
@@ -10,6 +8,17 @@ import type * as runRoutes from "../src/http/routes/runs";
 import type * as sessionRoutes from "../src/http/routes/sessions";
 import { resumePayloadSchema } from "../src/http/schemas/resume";
 import { Endpoint, type Fetcher, globalFetcher, queryString, request, segment } from "./transport";
+import type {
+  Callback,
+  CompletionInput,
+  CompletionReply,
+  InboxCounts,
+  JobView,
+  Query,
+  RequestBody,
+  ResumePayload,
+  SessionView,
+} from "./wire-types";
 
 export {
   type CompleteOutcome,
@@ -19,31 +28,20 @@ export {
   startJob,
 } from "./job-handle";
 export { ExecInboxError, type Fetcher, type Problem } from "./transport";
-
-/** The JSON body a route takes, as a caller writes it (defaults may be left out). */
-export type RequestBody<R extends RouteConfig> = R["request"] extends {
-  body: { content: { "application/json": { schema: infer S extends z.ZodType } } };
-}
-  ? z.input<S>
-  : never;
-/** The query a route takes, as a caller writes it. */
-export type Query<R extends RouteConfig> = R["request"] extends { query: infer S extends z.ZodType }
-  ? Partial<z.output<S>>
-  : never;
-
-export type SessionView = SuccessBody<typeof sessionRoutes.getSession, 200>;
-export type MessageView = SuccessBody<typeof sessionRoutes.listMessages, 200>["messages"][number];
-export type JobView = SuccessBody<typeof jobRoutes.getJob, 200>;
-export type JobSummaryView = SuccessBody<typeof jobRoutes.listJobs, 200>["jobs"][number];
-/** 202 for a result taken, 200 for the same result sent again. */
-export type CompletionReply =
-  | SuccessBody<typeof jobRoutes.postCompletion, 202>
-  | SuccessBody<typeof jobRoutes.postCompletion, 200>;
-export type InboxCounts = SuccessBody<typeof inboxRoutes.getInbox, 200>;
-export type Claim = SuccessBody<typeof inboxRoutes.claimInbox, 200>["claims"][number];
-export type ResumePayload = z.output<typeof resumePayloadSchema>;
-export type CompletionInput = RequestBody<typeof jobRoutes.postCompletion>;
-export type Callback = SuccessBody<typeof jobRoutes.reserveJob, 201>["callback"];
+export type {
+  Callback,
+  Claim,
+  CompletionInput,
+  CompletionReply,
+  InboxCounts,
+  JobSummaryView,
+  JobView,
+  MessageView,
+  Query,
+  RequestBody,
+  ResumePayload,
+  SessionView,
+} from "./wire-types";
 
 export class ExecInboxClient extends Endpoint {
   private run(sessionId: string, runId: string): string {

@@ -9,8 +9,8 @@ import {
   type Liveness,
 } from "../shared/heartbeat-loop";
 import { capText } from "../shared/output-budget";
-import type { Callback, CompletionInput, CompletionReply } from "./index";
 import { ExecInboxError, type Fetcher, globalFetcher, type Problem, problemOf } from "./transport";
+import type { Callback, CompletionInput, CompletionReply } from "./wire-types";
 
 /** The reservation's `callback`, passed whole (older services answer without liveness fields). */
 export type JobCallback = Callback & Liveness;

@@ -3,8 +3,8 @@
 
 import type { SuccessBody } from "../src/http/routes/common";
 import type * as ops from "../src/http/routes/ops";
-import type { Query } from "./index";
 import { Endpoint, queryString, segment } from "./transport";
+import type { Query } from "./wire-types";
 
 export class ExecInboxOperatorClient extends Endpoint {
   private session(tenant: string, sessionId: string): string {

@@ -1,4 +1,4 @@
-// The agent side of `npm run bench:binding`: one Worker woken both ways on the same runtime — a
+// The agent side of `npm run bench -- binding`: one Worker woken both ways on the same runtime — a
 // WorkerEntrypoint `Receiver` whose wake() exec-inbox calls through a service binding, and a fetch
 // handler taking the signed webhook (verified, as a host must). Each records when a wake landed.
 import { WorkerEntrypoint } from "cloudflare:workers";

@@ -1,9 +1,10 @@
 // Rows of whole wake cycles, from the session objects' own counters (`GET …/stats`): a completion
 // wakes each session, its agent registers a run for the resume a moment later, and the session
-// suspends again. Used by the main bench's rows table and by `bench:ab` (AB_CYCLE=1).
+// suspends again. Used by the main bench's budget table and by `npm run bench -- ab` (AB_CYCLE=1);
+// the durable-wake floor's rows, from its objects' `/stats`, for the same table.
 import { WAKE_SETTLE_MS } from "../../src/domain/index-entry";
 import type { agentClient } from "../../test/support/local-stack";
-import type { execInboxSystem } from "./wake-systems";
+import type { execInboxSystem, WakeSystem } from "./wake-systems";
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -54,4 +55,28 @@ export async function cycleRows(
     index_rows_written: mean(claimed, "index_rows_written"),
     index_rows_per_cycle: mean(cycled, "index_rows_written"),
   };
+}
+
+/**
+ * Means per wake of the durable-wake floor (bench/floor-worker `/wake`): the SQLite rows its object
+ * read and wrote from the wake until its delivery's outcome committed. Its alarm is set a day
+ * ahead and never runs, so a wake invokes none.
+ */
+export async function floorWakeRows(system: WakeSystem, base: string, sessions: number) {
+  const keys = await system.prepare("rows", sessions);
+  type Rows = { rows_read: number; rows_written: number };
+  const statsOf = () =>
+    Promise.all(
+      keys.map(async (key) => (await (await fetch(`${base}/stats?o=${key}`)).json()) as Rows),
+    );
+  const before = await statsOf();
+  for (const key of keys) {
+    await system.wake(key);
+    await system.resumedAt(key);
+  }
+  await pause(300);
+  const after = await statsOf();
+  const mean = (key: keyof Rows) =>
+    after.reduce((sum, stats, i) => sum + stats[key] - (before[i]?.[key] ?? 0), 0) / keys.length;
+  return { rows_written: mean("rows_written"), rows_read: mean("rows_read"), alarms: 0 };
 }

@@ -1,5 +1,5 @@
 // One DevTools protocol session with an isolate of workerd, through its inspector port: the heap
-// reading of the stress run and the CPU profile of bench:profile both speak it.
+// reading of the stress run and the CPU profile of `npm run bench -- profile` both speak it.
 import WebSocket from "ws";
 
 interface Target {

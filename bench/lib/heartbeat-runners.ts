@@ -1,4 +1,4 @@
-// Runners for `npm run bench:heartbeats`: many jobs heartbeating on a schedule, in a thread of their
+// Runners for `npm run bench -- heartbeats`: many jobs heartbeating on a schedule, in a thread of their
 // own, so their requests do not share an event loop with the client whose latency is measured.
 import { Worker } from "node:worker_threads";
 import type { Callback } from "@exec-inbox/client";

@@ -1,5 +1,6 @@
 // The benchmark's output: every line printed as it is made and kept for the generated markdown file.
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { formatSpread, type Spread, spread } from "./stats";
 
 const lines: string[] = [];
@@ -17,7 +18,17 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
   say();
 }
 
+/** Where the output stands now: `saidSince` it gives what was printed after this point. */
+export function mark(): number {
+  return lines.length;
+}
+
+export function saidSince(from: number): string[] {
+  return lines.slice(from);
+}
+
 export function writeReport(path: string, title: string): void {
+  mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `# ${title}\n\n${lines.join("\n")}\n`);
 }
 

@@ -1,6 +1,6 @@
 // The order of one wake's durable writes and messages, read with strace on the workerd process:
 // which fsyncs come before the runner's 202 and before the resume POST leaves (part of
-// `npm run bench:syscalls`). Shows what the answers wait for, not only how many writes there are.
+// `npm run bench -- syscalls`). Shows what the answers wait for, not only how many writes there are.
 import { spawn } from "node:child_process";
 import { startArrivalsHost } from "./arrivals-host";
 import { serveExecInbox } from "./miniflare-stack";

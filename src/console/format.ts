@@ -1,7 +1,7 @@
 // How the console words times and statuses for a person at a glance ("3 min ago", "in 2 h").
 // Pure: the caller passes `now`; the page's script repeats the same wording in the browser.
 import { assertNever } from "../domain/assert-never";
-import type { AttentionStatus } from "../domain/index-entry";
+import type { AttentionStatus } from "../domain/attention-status";
 import type { JobStatus } from "../domain/schemas";
 import type { ResumeState, SessionStatus } from "../domain/state";
 

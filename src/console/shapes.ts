@@ -1,11 +1,11 @@
 // The answers of the /v1/ops routes as the console reads them (contract section 8). Kept loose
 // where the contract is (an event carries its own fields per type); the routes own the shapes.
 
-import type { AttentionStatus } from "../domain/index-entry";
+import type { AttentionStatus } from "../domain/attention-status";
 import type { ResumeState } from "../domain/state";
 import type { JobSummaryView, JobView, SessionView } from "../domain/view";
 
-export { ATTENTION_STATUSES, type AttentionStatus } from "../domain/index-entry";
+export { ATTENTION_STATUSES, type AttentionStatus } from "../domain/attention-status";
 
 export interface IndexEntry {
   readonly tenant: string;

@@ -1,21 +1,10 @@
 // A session's entry in the cross-session index of sessions that need attention, as
 // a pure function of its core. Storing entries (D1) and sending them after commits is left to the shell.
 import { assertNever } from "./assert-never";
+import type { AttentionStatus, StoredAttention } from "./attention-status";
 import type { Config } from "./config";
 import type { Core, ResumeState, SessionStatus } from "./state";
 import { resumeNextAttemptAt, sessionStatus } from "./state";
-
-/** What an operator filters on; `overdue` is the only one that time alone can bring about. */
-export const ATTENTION_STATUSES = [
-  "suspended",
-  "resuming",
-  "failed",
-  "no_target",
-  "overdue",
-] as const;
-export type AttentionStatus = (typeof ATTENTION_STATUSES)[number];
-/** The statuses a commit decides; `overdue` is read at query time from `overdueAt`. */
-export type StoredAttention = Exclude<AttentionStatus, "overdue">;
 
 /** The listed part of an entry (stored as JSON in the index row; new fields must stay optional). */
 export interface IndexDetail {

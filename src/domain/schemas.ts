@@ -9,7 +9,7 @@ import {
   MAX_COMMAND_BYTES,
   type TERMINAL_STATUSES,
 } from "../../shared/exec-wire";
-import { ATTENTION_STATUSES } from "./index-entry";
+import { ATTENTION_STATUSES } from "./attention-status";
 import { TENANT_PATTERN } from "./tenants";
 
 // `.` and `..` fit the charset but are dot segments: a URL parser removes them from a path, so no

@@ -2,7 +2,8 @@
 // OPERATOR_TOKENS is checked in app.ts; the entries are the session objects' (they stay the truth).
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { problem } from "../../shared/problem";
-import { type AttentionStatus, attentionAt, type IndexEntry } from "../domain/index-entry";
+import type { AttentionStatus } from "../domain/attention-status";
+import { attentionAt, type IndexEntry } from "../domain/index-entry";
 import { iso, isoOrNull } from "../domain/text";
 import {
   countEntries,

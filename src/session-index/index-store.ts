@@ -1,12 +1,8 @@
 // The cross-session index in D1: its schema, conditional upserts by version, and keyset pages.
 // What an entry holds is the domain's (index-entry.ts); when to send one is the session object's.
 import schemaSql from "../../migrations/0001_session_index.sql";
-import type {
-  AttentionStatus,
-  IndexDetail,
-  IndexEntry,
-  StoredAttention,
-} from "../domain/index-entry";
+import type { AttentionStatus, StoredAttention } from "../domain/attention-status";
+import type { IndexDetail, IndexEntry } from "../domain/index-entry";
 
 /** The statements of a migration file (its `--` comment lines dropped). */
 export const statementsOf = (sql: string): readonly string[] =>

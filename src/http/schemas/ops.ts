@@ -2,7 +2,7 @@
 // attention list.
 // The session objects and the D1 index produce these values; the route table documents them.
 import { z } from "zod";
-import { ATTENTION_STATUSES } from "../../domain/index-entry";
+import { ATTENTION_STATUSES } from "../../domain/attention-status";
 import { RESUME_STATE, SESSION_STATUS } from "./views";
 
 const count = z.int().min(0);
