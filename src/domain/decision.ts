@@ -87,7 +87,21 @@ export type Write =
   /** A run finished: its id is kept for the rest of the lifetime, so it never registers again. */
   | { readonly type: "insert_finished_run"; readonly runId: string; readonly finishedAt: number }
   /** Retention over every row, loaded or not: jobs and acks at or before `horizon` go. */
-  | { readonly type: "purge_before"; readonly horizon: number; readonly now: number };
+  | { readonly type: "purge_before"; readonly horizon: number; readonly now: number }
+  /**
+   * Bounds the audit trail (the alarm's, not a rule's): deletes, oldest first, at most `max`
+   * events that expired (`at` ≤ `expiredBy`) or fell out of their kind's newest (`kind_seq` ≤
+   * `noiseUpTo` or `recordsUpTo`), never the newest event (`newestSeq`), which the numbering goes
+   * on from.
+   */
+  | {
+      readonly type: "trim_audit";
+      readonly expiredBy: number;
+      readonly noiseUpTo: number;
+      readonly recordsUpTo: number;
+      readonly newestSeq: number;
+      readonly max: number;
+    };
 
 export type Decision<T> =
   | {

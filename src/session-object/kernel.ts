@@ -23,10 +23,10 @@ import { resumeNextAttemptAt, type Session } from "../domain/state";
 import { DEFAULT_TENANT } from "../domain/tenants";
 import type { Env } from "../env";
 import { PhysicalAlarm } from "./alarm";
-import { AuditStore } from "./audit-store";
+import { AuditTrail } from "./audit-trail";
 import { d1Writer, Indexer } from "./indexer";
 import { meteredSql, type SqlMeter } from "./metered-sql";
-import { hasSchema, prepareSchema } from "./migrations";
+import { hasSchema, migrate } from "./migrations";
 import {
   keepPrefixes,
   prefixesToKeep,
@@ -85,7 +85,7 @@ export class Kernel {
   private retained: number | null = null;
   readonly config: Config;
   readonly waiters = new Waiters();
-  readonly audit: AuditStore;
+  readonly audit: AuditTrail;
   readonly physicalAlarm: PhysicalAlarm;
   readonly indexer: Indexer;
   readonly meter: SqlMeter = { rowsRead: 0, rowsWritten: 0, statements: new Set() };
@@ -116,7 +116,7 @@ export class Kernel {
     this.bucket = env.OUTPUTS;
     this.tenantSessions = env.INDEX;
     this.wake = (binding, payload) => wakeBinding(env, binding, payload);
-    this.audit = new AuditStore(this.config);
+    this.audit = new AuditTrail(this.config);
     this.physicalAlarm = new PhysicalAlarm(state.storage);
     this.metered = meteredSql(state.storage.sql, this.meter);
     this.indexer = new Indexer({
@@ -141,10 +141,8 @@ export class Kernel {
       return;
     }
     // All-or-nothing: a migration that rebuilds a table must never stop half-way.
-    storage.transactionSync(() => prepareSchema(this.sql));
-    const loaded = store.loadSession(this.sql);
-    this.current = loaded?.core ?? null;
-    this.audit.adopt(loaded?.heldText ?? null);
+    storage.transactionSync(() => migrate(this.sql));
+    this.current = store.loadCore(this.sql);
     if (this.current === null) {
       // A schema without a session: deleted under revision 1, which kept the tables.
       await storage.deleteAll();
@@ -282,17 +280,13 @@ export class Kernel {
     const after = next === null ? null : coreOf(next);
     try {
       this.state.storage.transactionSync(() => {
-        // A record may wait in the session row only when the commit writes that row anyway.
-        const hold = after !== null && store.coreMoves(before, after);
-        const heldBefore = this.audit.heldText;
-        for (const event of events) this.audit.append(this.sql, Date.now(), event, hold);
-        const held = { before: heldBefore, after: this.audit.heldText };
-        if (after !== null) store.writeCore(this.sql, before, after, held);
+        for (const event of events) this.audit.append(this.sql, Date.now(), event);
+        if (after !== null) store.writeCore(this.sql, before, after);
         for (const write of writes) store.applyWrite(this.sql, write);
       });
     } catch (error) {
-      // Rolled back: the trail's counters and its held record may be ahead of what committed.
-      this.reloadAudit();
+      // Rolled back: the trail's counters may be ahead of what committed.
+      this.audit.reload();
       throw error;
     }
     this.current = after;
@@ -308,32 +302,29 @@ export class Kernel {
   /** Records an event that comes with no change of state, in its own transaction. */
   record(event: AuditEvent): void {
     try {
-      this.state.storage.transactionSync(() => {
-        const heldBefore = this.audit.heldText;
-        this.audit.append(this.sql, Date.now(), event);
-        // A record that took the held one into its row clears it from the session row.
-        const core = this.current;
-        const held = { before: heldBefore, after: this.audit.heldText };
-        if (core !== null && held.before !== held.after)
-          store.writeCore(this.sql, core, core, held);
-      });
+      this.state.storage.transactionSync(() => this.audit.append(this.sql, Date.now(), event));
     } catch (error) {
-      this.reloadAudit();
+      this.audit.reload();
       throw error;
     }
     this.metered.settle();
+    // No commit follows a refusal to arm the alarm: a flood of them must still get its trim.
+    this.armAlarmInBackground();
   }
 
-  /** The trail's counters and held record, read again from what storage committed. */
-  private reloadAudit(): void {
-    this.audit.reload(
-      this.current === null ? null : (store.loadSession(this.sql)?.heldText ?? null),
-    );
+  /** One bounded batch of the audit trail's deletes (its cap and retention), when one is due. */
+  trimAudit(): void {
+    if (this.current === null) return;
+    const trim = this.read((sql) => this.audit.trimWrite(sql, Date.now()));
+    if (trim === null) return;
+    this.state.storage.transactionSync(() => store.applyWrite(this.sql, trim));
+    this.audit.reload();
+    this.metered.settle();
   }
 
   /** The schema a new lifetime's rows go into (a deleted session has none). */
   ensureSchema(): void {
-    this.state.storage.transactionSync(() => prepareSchema(this.sql));
+    this.state.storage.transactionSync(() => migrate(this.sql));
   }
 
   /**
@@ -359,7 +350,7 @@ export class Kernel {
             lifetimePrefix({ tenant: core.tenant, sessionId: core.id, lifetime: core.lifetime }),
           );
     if (core !== null) this.indexer.removed(core.tenant, core.id);
-    this.audit.forget();
+    this.audit.reload();
     this.current = null;
     this.retained = null;
     this.waiters.wakeAll();
@@ -442,7 +433,9 @@ export class Kernel {
     // (see `dueNow`).
     const due = () => {
       const index = this.indexer.alarmAt(this.indexKeys());
-      const times = [this.nextDue(), index, this.sweepDueAt].filter(
+      const trim =
+        this.current === null ? null : this.read((sql) => this.audit.trimDueAt(sql, Date.now()));
+      const times = [this.nextDue(), index, this.sweepDueAt, trim].filter(
         (time): time is number => time !== null,
       );
       return times.length === 0 ? null : Math.min(...times);

@@ -1,7 +1,6 @@
 // The ordered, frozen list of schema migrations of a session object's SQLite database.
-// A shipped entry is never edited: a change is a new entry appended at the end.
-
-import { SCHEMA_SNAPSHOT } from "./schema-snapshot";
+// A shipped entry is never edited: a change is a new entry appended at the end. A new database
+// is made by replaying them all: the list is the schema's only source.
 
 interface Migration {
   readonly id: number;
@@ -379,15 +378,12 @@ export const MIGRATIONS: readonly Migration[] = [
     id: 10,
     description:
       "the audit trail's records ring (accepted completions, deliveries, operator actions, ceilings, cancels) and the messages' bytes",
-    // Edited in place, not followed by a migration 11: migration 10 never shipped (no released
-    // database applied it), so every database that has it was made by a development build.
     // Each ring numbers its events from 0 (`ring_seq`) and keeps position p in slot
-    // p % AUDIT_MAX_EVENTS (src/session-object/audit-store.ts). The records already in `audit`
-    // move to `audit_kept` in seq order, and the noise left is numbered again, both from 0: the
-    // old ring held at most AUDIT_MAX_EVENTS rows (its slots were seq % AUDIT_MAX_EVENTS), so each
-    // position is below AUDIT_MAX_EVENTS and is its own slot, which this SQL can write without
-    // knowing the setting (docs/decisions.md 713). The noise's slots move through negatives so no
-    // two rows ever hold one slot mid-update.
+    // p % AUDIT_MAX_EVENTS. The records already in `audit` move to `audit_kept` in seq order, and
+    // the noise left is numbered again, both from 0: the old ring held at most AUDIT_MAX_EVENTS
+    // rows (its slots were seq % AUDIT_MAX_EVENTS), so each position is below AUDIT_MAX_EVENTS and
+    // is its own slot, which this SQL can write without knowing the setting. The noise's slots
+    // move through negatives so no two rows ever hold one slot mid-update.
     sql: `
       CREATE TABLE audit_kept (
         slot INTEGER PRIMARY KEY,
@@ -418,11 +414,11 @@ export const MIGRATIONS: readonly Migration[] = [
     description:
       "a wake's records share one row: the session row may hold the newest record until the next one, and a records row may carry a second event; one inbox index on acked_at instead of two",
     // Two ADD COLUMNs and an index swap: no table is rebuilt and no temp database opened.
-    // `audit_held` is the JSON of audit-store.ts's Held (one event with its seq and time), `second`
-    // the same shape; both null on every row written before (docs/decisions.md 820). The inbox's
-    // (state, lease_expires_at) index moved on every claim and ack; one index on acked_at serves
-    // the same queries (unacked items are its NULL entries, in generation order) and a claim no
-    // longer touches it (821).
+    // `audit_held` and `second` each hold one event as JSON, `{seq, at, type, detail}` with
+    // `detail` the event's other fields as JSON text; both null on every row written before. The
+    // inbox's (state, lease_expires_at) index moved on every claim and ack; one index on acked_at
+    // serves the same queries (unacked items are its NULL entries, in generation order) and a
+    // claim does not touch it.
     sql: `
       ALTER TABLE session ADD COLUMN audit_held TEXT;
       ALTER TABLE audit_kept ADD COLUMN second TEXT;
@@ -440,6 +436,40 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       CREATE TABLE finished_runs (run_id TEXT NOT NULL PRIMARY KEY, finished_at INTEGER NOT NULL)
         WITHOUT ROWID;
+    `,
+  },
+  {
+    id: 13,
+    description:
+      "the audit trail becomes one append-only table: records told from noise by a column, each kind numbered on its own; the two rings and the session row's held record go",
+    // `kind_seq` numbers each kind's events from 1, so the newest AUDIT_MAX_EVENTS of a kind are
+    // those numbered past its last minus the cap (audit-trail.ts). Every event the rings and the
+    // session row held keeps its seq; past the cap or the retention, the reads hide it and the
+    // alarm's trim deletes it. The rings held noise (`audit`) and records (`audit_kept`, a row's
+    // `second` event, the session row's `audit_held`) apart since migration 10.
+    sql: `
+      CREATE TABLE audit_events (
+        seq INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('completion', 'delivery', 'run_registered', 'run_suspended',
+          'run_finished', 'claim', 'ack', 'ceiling', 'operator', 'cancel')),
+        record INTEGER NOT NULL CHECK (record IN (0, 1)),
+        kind_seq INTEGER NOT NULL,
+        detail TEXT NOT NULL
+      );
+      INSERT INTO audit_events (seq, at, type, record, kind_seq, detail)
+        SELECT seq, at, type, record, row_number() OVER (PARTITION BY record ORDER BY seq), detail
+        FROM (
+          SELECT seq, at, type, 0 AS record, detail FROM audit
+          UNION ALL SELECT seq, at, type, 1, detail FROM audit_kept
+          UNION ALL SELECT second ->> '$.seq', second ->> '$.at', second ->> '$.type', 1,
+            second ->> '$.detail' FROM audit_kept WHERE second IS NOT NULL
+          UNION ALL SELECT audit_held ->> '$.seq', audit_held ->> '$.at', audit_held ->> '$.type', 1,
+            audit_held ->> '$.detail' FROM session WHERE audit_held IS NOT NULL
+        );
+      DROP TABLE audit;
+      DROP TABLE audit_kept;
+      ALTER TABLE session DROP COLUMN audit_held;
     `,
   },
 ];
@@ -467,27 +497,13 @@ function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migra
 const appliedId = (sql: SqlStorage): number =>
   sql.exec<{ id: number }>("SELECT COALESCE(MAX(id), 0) AS id FROM _migrations").one().id;
 
-/** The migrations road from whatever `_migrations` says (none: from the first). */
+/**
+ * The schema up to date: each migration newer than what `_migrations` records, in order (a new
+ * database runs them all). Run inside one transaction, so a migration never stops half-way.
+ */
 export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
   sql.exec(
     "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
   applyAfter(sql, appliedId(sql), migrations);
-}
-
-/**
- * The schema up to date, by the shorter road: a database without one gets the snapshot, then the
- * migrations after it; one that has a schema runs only the migrations it has not applied. Either
- * way no statement of a migration the database did not need is ever prepared in it.
- */
-export function prepareSchema(
-  sql: SqlStorage,
-  migrations: readonly Migration[] = MIGRATIONS,
-): void {
-  if (hasSchema(sql)) {
-    applyAfter(sql, appliedId(sql), migrations);
-    return;
-  }
-  sql.exec(SCHEMA_SNAPSHOT.sql);
-  applyAfter(sql, SCHEMA_SNAPSHOT.id, migrations);
 }

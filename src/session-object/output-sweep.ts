@@ -1,9 +1,13 @@
 // The R2 prefixes of full outputs that outlived their rows (a purged job, a deleted session),
 // deleted from the alarm in bounded batches. Deciding what goes is the purge's and the delete's.
 
-/** Kept in the one string migration 8 ran too: each SQL string stays prepared for the object's life. */
-const CREATE_SWEEP =
-  "CREATE TABLE IF NOT EXISTS output_sweep (prefix TEXT PRIMARY KEY) WITHOUT ROWID";
+import { MIGRATIONS } from "./migrations";
+
+/**
+ * The sweep table outlives a wipe, which drops the schema: the migration that made it makes it
+ * again (its statements are all IF NOT EXISTS; the outputs table it makes beside it stays empty).
+ */
+const SWEEP_TABLE = MIGRATIONS.find((migration) => migration.id === 8)?.sql;
 /** One R2 list answers at most 1,000 keys, and one delete takes at most 1,000. */
 const KEYS_PER_BATCH = 1000;
 /** Per alarm invocation: 4,000 objects, 8 R2 operations; the rest waits for the next one. */
@@ -47,7 +51,8 @@ const uploadedAny = (sql: SqlStorage): boolean =>
 
 /** After the wipe: the prefixes go back into a table of their own, the only storage left. */
 export function keepPrefixes(sql: SqlStorage, prefixes: readonly string[]): void {
-  sql.exec(CREATE_SWEEP);
+  if (SWEEP_TABLE === undefined) throw new Error("no migration makes the sweep table");
+  sql.exec(SWEEP_TABLE);
   for (const prefix of prefixes) {
     sql.exec("INSERT OR IGNORE INTO output_sweep (prefix) VALUES (?)", prefix);
   }

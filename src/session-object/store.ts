@@ -15,6 +15,7 @@ import type {
   Session,
   Wait,
 } from "../domain/state";
+import { trimAudit } from "./audit-trail";
 
 type SessionRow = {
   tenant: string;
@@ -175,16 +176,8 @@ const itemFromRow = (row: InboxRow): InboxItem => ({
 });
 
 /** The core the object keeps in memory: no message, job or inbox row; counters read once. */
-export const loadCore = (sql: SqlStorage): Core | null => loadSession(sql)?.core ?? null;
-
-/**
- * The core, and the audit record waiting in the session row (`audit_held`, migration 11: the
- * trail's, not the core's; audit-store.ts). One statement reads both.
- */
-export function loadSession(sql: SqlStorage): { core: Core; heldText: string | null } | null {
-  const row = sql
-    .exec<SessionRow & { audit_held: string | null }>("SELECT * FROM session WHERE singleton = 1")
-    .toArray()[0];
+export function loadCore(sql: SqlStorage): Core | null {
+  const row = sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
   if (row === undefined) return null;
   const counts = sql
     .exec<{ messages: number; unacked: number }>(
@@ -192,7 +185,7 @@ export function loadSession(sql: SqlStorage): { core: Core; heldText: string | n
               (SELECT COUNT(*) FROM inbox WHERE acked_at IS NULL) AS unacked`,
     )
     .one();
-  const core: Core = {
+  return {
     tenant: row.tenant,
     id: row.id,
     lifetime: row.lifetime,
@@ -211,7 +204,6 @@ export function loadSession(sql: SqlStorage): { core: Core; heldText: string | n
     generation: row.generation,
     livenessDueAt: row.liveness_due_at,
   };
-  return { core, heldText: row.audit_held ?? null };
 }
 
 /**
@@ -321,7 +313,7 @@ function loadFinishedRuns(sql: SqlStorage, runIds: readonly string[]): Record<st
  * claimable query walks those (at most the backlog limit), never the acked items kept for their
  * retention. `acked_at` is set exactly when an item is acked: the ack is its only writer, every
  * version of it set the state with it, and a claim never touches it; so the counts read the
- * index alone (docs/decisions.md 821).
+ * index alone.
  */
 const CLAIMABLE =
   "acked_at IS NULL AND (state = 'pending' OR (state = 'claimed' AND lease_expires_at <= ?))";
@@ -570,9 +562,8 @@ const columnValues = (core: Core) =>
 // an UPDATE would each compile the JSON CHECK on `resume` and stay prepared for the object's life
 // (16 KiB of SQLite heap each, measured), as an upsert compiles it into both its halves. REPLACE
 // on the one-row table without a secondary index writes one row, like the UPDATE it replaces.
-// `audit_held` rides along: the audit record waiting for the next one (audit-store.ts).
-const WRITE_SESSION = `REPLACE INTO session (singleton, ${COLUMN_NAMES.join(", ")}, audit_held)
-  VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")}, ?)`;
+const WRITE_SESSION = `REPLACE INTO session (singleton, ${COLUMN_NAMES.join(", ")})
+  VALUES (1, ${COLUMN_NAMES.map(() => "?").join(", ")})`;
 
 const TABLES = [
   "session",
@@ -584,43 +575,28 @@ const TABLES = [
   "finished_runs",
 ] as const;
 
-/** True when `writeCore` writes the row for this change of the core (a held record aside). */
-export const coreMoves = (before: Core | null, after: Core): boolean =>
-  before === null ||
-  before.lifetime !== after.lifetime ||
-  COLUMN_NAMES.some((column) => SESSION_COLUMNS[column](before) !== SESSION_COLUMNS[column](after));
-
-/** The audit record held in the session row before and after a commit (null: none). */
-export interface HeldChange {
-  readonly before: string | null;
-  readonly after: string | null;
-}
-const NOTHING_HELD: HeldChange = { before: null, after: null };
-
 /**
  * Writes the core's row: a new lifetime starts from empty tables; otherwise the row is written
- * when a column's value moved, or the audit record it holds did. Without a core before, the
- * tables are empty already (a delete and a schema without a session both end in `deleteAll`), so
- * a first create prepares no DELETE.
+ * when a column's value moved. Without a core before, the tables are empty already (a delete and
+ * a schema without a session both end in `deleteAll`), so a first create prepares no DELETE.
  */
-export function writeCore(
-  sql: SqlStorage,
-  before: Core | null,
-  after: Core,
-  held: HeldChange = NOTHING_HELD,
-): void {
+export function writeCore(sql: SqlStorage, before: Core | null, after: Core): void {
   if (before === null || before.lifetime !== after.lifetime) {
     if (before !== null) for (const table of TABLES) sql.exec(`DELETE FROM ${table}`);
-    sql.exec(WRITE_SESSION, ...columnValues(after), held.after);
+    sql.exec(WRITE_SESSION, ...columnValues(after));
     return;
   }
-  if (coreMoves(before, after) || held.before !== held.after)
-    sql.exec(WRITE_SESSION, ...columnValues(after), held.after);
+  if (
+    COLUMN_NAMES.some(
+      (column) => SESSION_COLUMNS[column](before) !== SESSION_COLUMNS[column](after),
+    )
+  )
+    sql.exec(WRITE_SESSION, ...columnValues(after));
 }
 
 // Two statements where one served both: a claim that named `acked_at` (even to keep it NULL)
 // would rewrite its index entry, a billed row; claimed items are never acked ones, so a claim
-// leaves the column alone (docs/decisions.md 821).
+// leaves the column alone.
 const CLAIM_ITEM = "UPDATE inbox SET state = 'claimed', lease_expires_at = ? WHERE id = ?";
 const ACK_ITEM =
   "UPDATE inbox SET state = 'acked', lease_expires_at = NULL, acked_at = ? WHERE id = ?";
@@ -753,6 +729,9 @@ export function applyWrite(sql: SqlStorage, write: Write): void {
         write.bytes,
         write.handle,
       );
+      return;
+    case "trim_audit":
+      trimAudit(sql, write);
       return;
     default:
       assertNever(write);

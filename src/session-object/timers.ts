@@ -52,6 +52,7 @@ export async function alarm(k: Kernel): Promise<void> {
   k.alarmFired();
   // Deleting what outlived its rows is safe under any settings.
   await k.sweepOutputs();
+  k.trimAudit();
   // Settings that HTTP refuses to serve must not steer deliveries either (a malformed
   // TENANT_SETTINGS would send a tenant's resumes to the global targets). Look again later:
   // nothing else would wake this object once the settings are fixed.

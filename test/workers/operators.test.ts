@@ -145,7 +145,7 @@ describe("the audit trail", () => {
     await api.createSession(sid);
     const { callback } = await api.reserve(sid, "h1");
     await api.complete(sid, "h1", callback.token, api.result(0, "x"));
-    // Half a ring more than the ring holds: enough to overwrite its oldest; each is a commit.
+    // Half a cap more than the cap: enough to hide the oldest; each is a commit.
     for (let i = 0; i < 59; i += 1)
       await api.complete(sid, "h1", callback.token, api.result(0, "x"));
     await api.until(async () =>
@@ -157,8 +157,8 @@ describe("the audit trail", () => {
       outcome?: string;
     }[];
     // 60 completions and the resume's delivery: the accepted completion and the delivery are
-    // records, kept apart; of the 59 duplicates (noise) the newest 40 remain, whatever seqs the
-    // records took among them (the noise ring is windowed by its own positions, decision 712).
+    // records, capped apart; of the 59 duplicates (noise) the newest 40 remain, whatever seqs the
+    // records took among them.
     const isRecord = (e: { type: string; outcome?: string }) =>
       e.type === "delivery" || e.outcome === "accepted";
     const records = all.filter(isRecord);
@@ -182,20 +182,25 @@ describe("the audit trail", () => {
       cursor = body.next_after;
     }
     expect(paged).toEqual(all);
-    // The storage is bounded too: two rings, older events overwritten in place; the completion
-    // and its delivery share one row of the records ring (migration 11).
-    const rows = await runInDurableObject(api.stubOf(sid), (_, state) => [
-      state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM audit").one().n,
-      state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM audit_kept").one().n,
-    ]);
-    expect(rows).toEqual([40, 1]);
-    // A page reads its own rows by slot, not the whole ring.
+    // The storage is bounded too: the alarm trims the noise past its cap, the records stay.
+    const stored = () =>
+      runInDurableObject(api.stubOf(sid), (_, state) =>
+        state.storage.sql
+          .exec<{ record: number; n: number }>(
+            "SELECT record, COUNT(*) AS n FROM audit_events GROUP BY record ORDER BY record",
+          )
+          .toArray()
+          .map((row) => row.n),
+      );
+    await api.until(async () => expect((await stored())[0]).toBeLessThanOrEqual(40));
+    expect((await stored())[1]).toBe(2);
+    // A page reads its own rows by seq, not the whole trail.
     const before = (await api.call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
     expect((await ops("GET", `${sid}/events?after=${last - 10}&limit=2`)).body.events).toHaveLength(
       2,
     );
     const after = (await api.call("GET", `/v1/sessions/${sid}/stats`)).body.rows_read;
-    // Reading the whole ring would be 40 rows and more; a page of 2 reads a handful.
+    // Reading the whole trail would be 40 rows and more; a page of 2 reads a handful.
     expect(after - before).toBeLessThanOrEqual(10);
     const bad = await ops("GET", `${sid}/events?limit=0`);
     expect([bad.status, bad.body.code]).toEqual([422, "invalid_request"]);

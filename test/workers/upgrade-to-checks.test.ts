@@ -28,8 +28,7 @@ async function storeAsBeforeChecks(
       "messages",
       "inbox",
       "purged",
-      "audit",
-      "audit_kept",
+      "audit_events",
       "finished_runs",
     ]) {
       sql.exec(`DROP TABLE ${table}`);

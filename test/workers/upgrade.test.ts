@@ -4,7 +4,7 @@ import { mintCallbackToken } from "../../src/auth/callback-token";
 import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
 import * as api from "../support/api";
 import { insertOldRow } from "../support/old-rows";
-import { CALLBACK_SECRET_NEW, CALLBACK_SECRET_OLD } from "../support/secrets";
+import { CALLBACK_SECRET_NEW, CALLBACK_SECRET_OLD, OPERATOR_TOKEN } from "../support/secrets";
 
 const OLD_SECRET = CALLBACK_SECRET_OLD;
 /** Columns revision 2 added; a database of the old shape has none of them. */
@@ -116,6 +116,120 @@ describe("upgrading a session stored by revision 1", () => {
         .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
         .toArray();
       expect(tables).toEqual([]);
+    });
+  });
+});
+
+describe("upgrading a trail stored in two rings", () => {
+  it("keeps every event, seq for seq: the noise ring's, the records ring's with a row's second event, and the record held in the session row", async () => {
+    const sid = api.uniqueId("upgrade-trail");
+    await api.createSession(sid);
+    const now = Date.now();
+    const event = (seq: number, type: string, detail: object) => ({
+      seq,
+      at: now - 1_000 + seq,
+      type,
+      detail: JSON.stringify(detail),
+    });
+    const noise = [
+      event(1, "run_registered", { run_id: "r1", resume_id: null }),
+      event(4, "claim", { count: 1, ids: ["e1"] }),
+    ];
+    const first = event(2, "completion", {
+      handle: "h1",
+      outcome: "accepted",
+      disposition: "resume_scheduled",
+    });
+    const second = event(3, "delivery", {
+      resume_id: "rs1",
+      attempt: 1,
+      status: 200,
+      error: null,
+      duration_ms: 5,
+    });
+    const own = event(5, "operator", { action: "mark_lost", handle: "h2" });
+    const held = event(6, "completion", {
+      handle: "h3",
+      outcome: "accepted",
+      disposition: "queued",
+    });
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
+      const sql = state.storage.sql;
+      const session = sql.exec("SELECT * FROM session").one();
+      for (const { name } of sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%'",
+        )
+        .toArray()) {
+        sql.exec(`DROP TABLE ${name}`);
+      }
+      // The shape the two rings had: migrations 1–12.
+      migrate(
+        sql,
+        MIGRATIONS.filter((migration) => migration.id <= 12),
+      );
+      insertOldRow(sql, "session", { ...session, audit_held: JSON.stringify(held) });
+      for (const [position, row] of noise.entries()) {
+        sql.exec(
+          "INSERT INTO audit (slot, ring_seq, seq, at, type, detail) VALUES (?, ?, ?, ?, ?, ?)",
+          position,
+          position,
+          row.seq,
+          row.at,
+          row.type,
+          row.detail,
+        );
+      }
+      sql.exec(
+        `INSERT INTO audit_kept (slot, ring_seq, seq, at, type, detail, second)
+         VALUES (0, 0, ?, ?, ?, ?, ?), (2, 2, ?, ?, ?, ?, NULL)`,
+        first.seq,
+        first.at,
+        first.type,
+        first.detail,
+        JSON.stringify(second),
+        own.seq,
+        own.at,
+        own.type,
+        own.detail,
+      );
+    });
+    await abortAllDurableObjects();
+
+    const answer = await api.call("GET", `/v1/ops/sessions/default/${sid}/events?limit=500`, {
+      token: OPERATOR_TOKEN,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      events: [...noise, first, second, own, held]
+        .sort((a, b) => a.seq - b.seq)
+        .map((row) => ({
+          seq: row.seq,
+          at: new Date(row.at).toISOString(),
+          type: row.type,
+          ...JSON.parse(row.detail),
+        })),
+      next_after: null,
+    });
+    // The next event takes the next seq; the rings and the held record's column are gone.
+    await api.reserve(sid, "h9");
+    const runId = await api.registerRun(sid);
+    const after = await api.call("GET", `/v1/ops/sessions/default/${sid}/events?after=6`, {
+      token: OPERATOR_TOKEN,
+    });
+    expect(after.body.events).toMatchObject([{ seq: 7, type: "run_registered", run_id: runId }]);
+    await runInDurableObject(api.stubOf(sid), (_, state) => {
+      const sql = state.storage.sql;
+      const tables = sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name LIKE 'audit%'")
+        .toArray()
+        .map((row) => row.name);
+      expect(tables).toEqual(["audit_events"]);
+      const columns = sql
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info('session')")
+        .toArray()
+        .map((row) => row.name);
+      expect(columns).not.toContain("audit_held");
     });
   });
 });

@@ -1,0 +1,90 @@
+// The frozen migrations are the schema's only source: a new session's database is made by
+// replaying them, an old one runs those it lacks, and each counts as applied once.
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS, migrate } from "../../src/session-object/migrations";
+import * as api from "../support/api";
+
+type MasterRow = { type: string; name: string; tbl_name: string; sql: string | null };
+
+/** The schema as SQLite holds it (SQLite's own tables aside). */
+const schemaOf = (sql: SqlStorage): MasterRow[] =>
+  sql
+    .exec<MasterRow>(
+      `SELECT type, name, tbl_name, sql FROM sqlite_master
+       WHERE name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%' ORDER BY type, name`,
+    )
+    .toArray();
+
+const appliedIds = (sql: SqlStorage) =>
+  sql
+    .exec<{ id: number }>("SELECT id FROM _migrations ORDER BY id")
+    .toArray()
+    .map((row) => row.id);
+
+/** Runs `work` on the empty storage of an object of its own (one per call). */
+function inFreshObject<T>(label: string, work: (sql: SqlStorage) => T): Promise<T> {
+  return runInDurableObject(api.stubOf(api.uniqueId(label)), (_, state) =>
+    state.storage.transactionSync(() => work(state.storage.sql)),
+  );
+}
+
+describe("a session's schema", () => {
+  it("a new session's database has exactly the schema replaying the migrations gives, each recorded as applied", async () => {
+    const sid = api.uniqueId("schema-created");
+    await api.createSession(sid);
+    const created = await runInDurableObject(api.stubOf(sid), (_, state) => ({
+      schema: schemaOf(state.storage.sql),
+      applied: appliedIds(state.storage.sql),
+    }));
+    const replayed = await inFreshObject("schema-replayed", (sql) => {
+      migrate(sql);
+      return schemaOf(sql);
+    });
+    expect(created.schema).toEqual(replayed);
+    expect(created.applied).toEqual(MIGRATIONS.map((migration) => migration.id));
+  });
+
+  it("the migrations are numbered 1, 2, 3… in the order they run", () => {
+    expect(MIGRATIONS.map((migration) => migration.id)).toEqual(
+      MIGRATIONS.map((_, index) => index + 1),
+    );
+  });
+
+  it("a migration appended later runs on a new database as on an old one", async () => {
+    const newer = [
+      ...MIGRATIONS,
+      {
+        id: MIGRATIONS.length + 1,
+        description: "a later migration (this test's own)",
+        sql: `ALTER TABLE jobs ADD COLUMN note TEXT;
+              CREATE INDEX jobs_by_note ON jobs (note) WHERE note IS NOT NULL;`,
+      },
+    ];
+    const upgraded = await inFreshObject("later-upgraded", (sql) => {
+      migrate(sql);
+      migrate(sql, newer);
+      return { schema: schemaOf(sql), applied: appliedIds(sql) };
+    });
+    const fresh = await inFreshObject("later-fresh", (sql) => {
+      migrate(sql, newer);
+      return { schema: schemaOf(sql), applied: appliedIds(sql) };
+    });
+    expect(fresh).toEqual(upgraded);
+    expect(fresh.schema.find((row) => row.name === "jobs_by_note")).toBeDefined();
+    expect(fresh.applied).toEqual(newer.map((migration) => migration.id));
+  });
+
+  it("a database that has a schema runs only the migrations it lacks, and keeps its rows", async () => {
+    await inFreshObject("old-schema", (sql) => {
+      migrate(sql, MIGRATIONS.slice(0, 4));
+      sql.exec(
+        `INSERT INTO messages (idx, role, content, metadata, created_at)
+         VALUES (0, 'user', '"kept"', '{}', 1)`,
+      );
+      migrate(sql);
+      expect(appliedIds(sql)).toEqual(MIGRATIONS.map((migration) => migration.id));
+      expect(sql.exec("SELECT content FROM messages").toArray()).toEqual([{ content: '"kept"' }]);
+    });
+  });
+});
