@@ -4,8 +4,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/domain/audit";
+import type { Core } from "../../src/domain/decision";
 import { AuditStore } from "../../src/session-object/audit-store";
 import { MIGRATIONS, migrate, prepareSchema } from "../../src/session-object/migrations";
+import type { Store } from "../../src/session-object/store/store";
 import * as api from "../support/api";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
@@ -195,12 +197,14 @@ describe("a transaction that rolls back", () => {
     const sid = api.uniqueId("kernel-hole");
     await api.createSession(sid);
     await runInDurableObject(api.stubOf(sid), (instance, state) => {
-      type KernelLike = {
-        record(event: AuditEvent): void;
-        commit(next: null, writes: readonly never[], events: readonly AuditEvent[]): void;
-        audit: AuditStore;
+      // The loop's store: \`record\` and the commit's \`persist\` (this core before, none after).
+      const { store, core } = (instance as unknown as { loop: { store: Store; core: Core } }).loop;
+      const kernel = {
+        record: (event: AuditEvent) => store.record(core, event),
+        commit: (_next: null, writes: readonly never[], events: readonly AuditEvent[]) =>
+          store.persist(core, null, writes, events),
+        audit: store.audit,
       };
-      const kernel = (instance as unknown as { kernel: KernelLike }).kernel;
       for (let i = 1; i <= 4; i += 1) kernel.record(accepted(`h${i}`));
       // The second event breaks the noise ring's CHECK: the transaction rolls the first back.
       expect(() =>

@@ -7,8 +7,10 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/domain/audit";
+import type { Core } from "../../src/domain/decision";
 import { AuditStore } from "../../src/session-object/audit-store";
 import { prepareSchema } from "../../src/session-object/migrations";
+import type { Store } from "../../src/session-object/store/store";
 import * as api from "../support/api";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
@@ -102,13 +104,14 @@ describe("a held record and a rollback", () => {
     const sid = api.uniqueId("held-rollback");
     await api.createSession(sid);
     await runInDurableObject(api.stubOf(sid), (instance, state) => {
-      type KernelLike = {
-        record(event: AuditEvent): void;
-        commit(next: null, writes: readonly never[], events: readonly AuditEvent[]): void;
-        audit: AuditStore;
-        core: unknown;
+      // The loop's store: \`record\` and the commit's \`persist\` (this core before, none after).
+      const { store, core } = (instance as unknown as { loop: { store: Store; core: Core } }).loop;
+      const kernel = {
+        record: (event: AuditEvent) => store.record(core, event),
+        commit: (_next: null, writes: readonly never[], events: readonly AuditEvent[]) =>
+          store.persist(core, null, writes, events),
+        audit: store.audit,
       };
-      const kernel = (instance as unknown as { kernel: KernelLike }).kernel;
       const sql = state.storage.sql;
       // Hold h1 as a commit that writes the session row would (the store's own entry point),
       // and write the session row's column as that commit does.
@@ -298,9 +301,8 @@ describe("the inbox's one index on acked_at (migration 11)", () => {
       again.body.claims.map((c: { envelope: { generation: number } }) => c.envelope.generation),
     ).toEqual([17, 18, 19, 20, 21]);
     await runInDurableObject(api.stubOf(sid), (instance, state) => {
-      const kernel = (instance as unknown as { kernel: { meter: { statements: Set<string> } } })
-        .kernel;
-      const reads = [...kernel.meter.statements].filter(
+      const { store } = (instance as unknown as { loop: { store: Store } }).loop;
+      const reads = [...store.meter.statements].filter(
         (text) => /^\s*SELECT/i.test(text) && /\bFROM inbox\b/.test(text),
       );
       expect(reads.length).toBeGreaterThanOrEqual(4);
