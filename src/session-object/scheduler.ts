@@ -33,7 +33,10 @@ export class Scheduler {
 
   /** `contributors` run in this order when the alarm fires. */
   constructor(
-    private readonly state: Pick<DurableObjectState, "storage" | "waitUntil">,
+    private readonly state: {
+      readonly storage: Pick<DurableObjectStorage, "setAlarm" | "deleteAlarm">;
+      waitUntil(promise: Promise<unknown>): void;
+    },
     private readonly contributors: readonly AlarmContributor[],
   ) {
     this.alarm = new PhysicalAlarm(state.storage);
