@@ -18,7 +18,6 @@ interface JobKey {
 /**
  * Every object of one session lifetime lies under this prefix, so a session's delete is one
  * prefix. No id holds a `/` (ID_PATTERN, TENANT_PATTERN), so no prefix is another's prefix.
- * The store's purge builds the job prefix below in SQL too (`store.ts`, purgeBefore): keep both.
  */
 export const lifetimePrefix = (key: JobKey): string =>
   `outputs/${key.tenant}/${key.sessionId}/${key.lifetime}/`;

@@ -49,7 +49,7 @@ export function claimableChange(
   return change;
 }
 
-/** The inbox route's answer; the shell counts it in SQL (store.ts). */
+/** The inbox route's answer; the shell counts it in SQL (store/inbox.ts). */
 export interface InboxCounts {
   readonly pending: number;
   readonly claimed: number;

@@ -1,5 +1,5 @@
-// The one physical alarm of a session object, pointed at the earliest logical timer.
-// Which timers exist and when they fall due is the domain's (`nextDueAt`); running them is the object's.
+// The one physical alarm of a session object: setting it safely (one call at a time, retried).
+// Which time it is set to, and what runs when it fires, is the scheduler's (scheduler.ts).
 
 const ARM_ATTEMPTS = 4;
 const ARM_RETRY_BASE_MS = 50;

@@ -1,23 +1,22 @@
-// The inbox: counts, claims and acks, as plain functions over the kernel. Lease and ack rules
-// are the domain's; the counts are SQL (store.ts).
+// The inbox: counts, claims and acks, as plain functions over the loop. Lease and ack rules
+// are the domain's; the counts are SQL (store/inbox.ts).
 
 import { fail, type Result } from "../domain/errors";
 import { ackRule, type Claim, claimRule, type InboxCounts } from "../domain/inbox";
-import type { Kernel } from "./kernel";
-import * as store from "./store";
-import { run } from "./timers";
+import type { SessionLoop } from "./loop";
+import { countAcked, countPending } from "./store/inbox";
 
-export function counts(k: Kernel): Result<InboxCounts> {
-  const core = k.core;
+export function counts(loop: SessionLoop): Result<InboxCounts> {
+  const core = loop.core;
   if (core === null) return fail("not_found", "no such session");
   return {
     ok: true,
-    value: k.read((sql) => {
-      const pending = store.countPending(sql, Date.now());
+    value: loop.store.read((sql) => {
+      const pending = countPending(sql, Date.now());
       return {
         pending,
         claimed: core.unacked - pending,
-        acked: store.countAcked(sql),
+        acked: countAcked(sql),
         generation: core.generation,
       };
     }),
@@ -25,11 +24,11 @@ export function counts(k: Kernel): Result<InboxCounts> {
 }
 
 export const claim = (
-  k: Kernel,
+  loop: SessionLoop,
   cmd: { max: number; leaseMs: number },
-): Result<{ claims: Claim[] }> => run(k, claimRule, cmd);
+): Result<{ claims: Claim[] }> => loop.run(claimRule, cmd);
 
 export const ack = (
-  k: Kernel,
+  loop: SessionLoop,
   cmd: { ids: string[] },
-): Result<{ acked: string[]; unknown: string[] }> => run(k, ackRule, cmd);
+): Result<{ acked: string[]; unknown: string[] }> => loop.run(ackRule, cmd);

@@ -355,7 +355,7 @@ export const MIGRATIONS: readonly Migration[] = [
     description:
       "full outputs: each job's uploaded bytes and named full output, and the R2 prefixes to sweep",
     // Beside the jobs table, not in it: a column after `output` would make every summary read
-    // walk that job's output. The sweep table outlives a session's delete (kernel.ts, wipe).
+    // walk that job's output. The sweep table outlives a session's delete (lifetime.ts, wipe).
     sql: `
       CREATE TABLE IF NOT EXISTS outputs (
         job_seq INTEGER PRIMARY KEY,
@@ -431,7 +431,7 @@ export const MIGRATIONS: readonly Migration[] = [
     id: 12,
     description: "the run ids finished in the lifetime: a finished run id does not register again",
     // One small row per finished run, read by key when a run registers; WITHOUT ROWID so a finish
-    // writes one billed row. It goes with the lifetime like the other rows (store.ts, writeCore;
+    // writes one billed row. It goes with the lifetime like the other rows (store/session-row.ts, writeCore;
     // a delete drops the whole storage). Runs that finished before this table have no row.
     sql: `
       CREATE TABLE finished_runs (run_id TEXT NOT NULL PRIMARY KEY, finished_at INTEGER NOT NULL)
@@ -443,7 +443,7 @@ export const MIGRATIONS: readonly Migration[] = [
     description:
       "the audit trail becomes one append-only table: records told from noise by a column, each kind numbered on its own; the two rings and the session row's held record go",
     // `kind_seq` numbers each kind's events from 1, so the newest AUDIT_MAX_EVENTS of a kind are
-    // those numbered past its last minus the cap (audit-trail.ts). Every event the rings and the
+    // those numbered past its last minus the cap (store/audit.ts). Every event the rings and the
     // session row held keeps its seq; past the cap or the retention, the reads hide it and the
     // alarm's trim deletes it. The rings held noise (`audit`) and records (`audit_kept`, a row's
     // `second` event, the session row's `audit_held`) apart since migration 10.

@@ -1,6 +1,6 @@
 // The session Durable Object (wrangler.toml binds this class): its RPC surface, one line a method.
-// Each delegates to a feature module (conversation, exec-jobs, inbox, operators, timers) of plain
-// functions over the kernel, which holds the core and is the only place it changes.
+// Each delegates to a feature module (conversation, exec-jobs, inbox, operators) of plain
+// functions over the loop (loop.ts), which holds the core and is the only place it changes.
 
 import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../domain/errors";
@@ -8,146 +8,148 @@ import type { Env } from "../env";
 import * as conversation from "./conversation";
 import * as execJobs from "./exec-jobs";
 import * as inbox from "./inbox";
-import { Kernel } from "./kernel";
+import { Lifetime } from "./lifetime";
+import { SessionLoop } from "./loop";
 import * as operators from "./operators";
-import * as timers from "./timers";
 
-/** The command a feature function takes after the kernel. */
-type Cmd<F> = F extends (k: Kernel, cmd: infer C) => unknown ? C : never;
+/** The command a feature function takes after the loop (or the lifetime). */
+type Cmd<F> = F extends (on: never, cmd: infer C) => unknown ? C : never;
 
 export class SessionObject extends DurableObject<Env> {
-  private readonly kernel: Kernel;
+  private readonly loop: SessionLoop;
+  private readonly lifetime: Lifetime;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.kernel = new Kernel(ctx, env);
-    void ctx.blockConcurrencyWhile(() => this.kernel.start());
+    this.loop = new SessionLoop(ctx, env);
+    this.lifetime = new Lifetime(ctx, this.loop, env.INDEX);
+    void ctx.blockConcurrencyWhile(() => this.lifetime.start());
   }
 
   override alarm(): Promise<void> {
-    return timers.alarm(this.kernel);
+    return this.loop.alarm();
   }
 
   // ---- sessions, messages and runs -------------------------------------------------------
 
   create(cmd: Cmd<typeof conversation.create>) {
-    return conversation.create(this.kernel, cmd);
+    return conversation.create(this.lifetime, cmd);
   }
 
   view() {
-    return conversation.viewOf(this.kernel, this.kernel.core);
+    return conversation.viewOf(this.loop, this.loop.core);
   }
 
   remove(cmd: Cmd<typeof conversation.remove> = { by: "agent" }) {
-    return conversation.remove(this.kernel, cmd);
+    return conversation.remove(this.lifetime, cmd);
   }
 
   appendMessage(cmd: Cmd<typeof conversation.appendMessage>) {
-    return conversation.appendMessage(this.kernel, cmd);
+    return conversation.appendMessage(this.loop, cmd);
   }
 
   listMessages(cmd: Cmd<typeof conversation.listMessages>) {
-    return conversation.listMessages(this.kernel, cmd);
+    return conversation.listMessages(this.loop, cmd);
   }
 
   registerRun(cmd: Cmd<typeof conversation.registerRun>) {
-    return conversation.registerRun(this.kernel, cmd);
+    return conversation.registerRun(this.loop, cmd);
   }
 
   suspend(cmd: Cmd<typeof conversation.suspend>) {
-    return conversation.suspend(this.kernel, cmd);
+    return conversation.suspend(this.loop, cmd);
   }
 
   finish(cmd: Cmd<typeof conversation.finish>) {
-    return conversation.finish(this.kernel, cmd);
+    return conversation.finish(this.loop, cmd);
   }
 
   notifications(cmd: Cmd<typeof conversation.notifications>) {
-    return conversation.notifications(this.kernel, cmd);
+    return conversation.notifications(this.loop, cmd);
   }
 
   // ---- exec jobs and the inbox -----------------------------------------------------------
 
   reserveJob(cmd: Cmd<typeof execJobs.reserveJob>) {
-    return execJobs.reserveJob(this.kernel, cmd);
+    return execJobs.reserveJob(this.loop, cmd);
   }
 
   getJob(cmd: Cmd<typeof execJobs.getJob>) {
-    return execJobs.getJob(this.kernel, cmd);
+    return execJobs.getJob(this.loop, cmd);
   }
 
   listJobs(cmd: Cmd<typeof execJobs.listJobs>) {
-    return execJobs.listJobs(this.kernel, cmd);
+    return execJobs.listJobs(this.loop, cmd);
   }
 
   complete(cmd: Cmd<typeof execJobs.complete>) {
-    return execJobs.complete(this.kernel, cmd);
+    return execJobs.complete(this.loop, cmd);
   }
 
   heartbeat(cmd: Cmd<typeof execJobs.heartbeat>) {
-    return execJobs.heartbeat(this.kernel, cmd);
+    return execJobs.heartbeat(this.loop, cmd);
   }
 
   acceptPart(cmd: Cmd<typeof execJobs.acceptPart>) {
-    return execJobs.acceptPart(this.kernel, cmd);
+    return execJobs.acceptPart(this.loop, cmd);
   }
 
   releasePart(cmd: Cmd<typeof execJobs.releasePart>) {
-    return execJobs.releasePart(this.kernel, cmd);
+    return execJobs.releasePart(this.loop, cmd);
   }
 
   callbackFence(cmd: Cmd<typeof execJobs.callbackFence>) {
-    return execJobs.callbackFence(this.kernel, cmd);
+    return execJobs.callbackFence(this.loop, cmd);
   }
 
   fullOutput(cmd: Cmd<typeof execJobs.fullOutput>) {
-    return execJobs.fullOutput(this.kernel, cmd);
+    return execJobs.fullOutput(this.loop, cmd);
   }
 
   cancel(cmd: Cmd<typeof execJobs.cancel>) {
-    return execJobs.cancel(this.kernel, cmd);
+    return execJobs.cancel(this.loop, cmd);
   }
 
   inbox() {
-    return inbox.counts(this.kernel);
+    return inbox.counts(this.loop);
   }
 
   claim(cmd: Cmd<typeof inbox.claim>) {
-    return inbox.claim(this.kernel, cmd);
+    return inbox.claim(this.loop, cmd);
   }
 
   ack(cmd: Cmd<typeof inbox.ack>) {
-    return inbox.ack(this.kernel, cmd);
+    return inbox.ack(this.loop, cmd);
   }
 
   // ---- operators and operations ----------------------------------------------------------
 
   events(cmd: Cmd<typeof operators.events>) {
-    return operators.events(this.kernel, cmd);
+    return operators.events(this.loop, cmd);
   }
 
   redeliver() {
-    return operators.redeliver(this.kernel);
+    return operators.redeliver(this.loop);
   }
 
   expireWaitNow() {
-    return operators.expireWaitNow(this.kernel);
+    return operators.expireWaitNow(this.loop);
   }
 
   markLost(cmd: Cmd<typeof operators.markLost>) {
-    return operators.markLost(this.kernel, cmd);
+    return operators.markLost(this.loop, cmd);
   }
 
   operatorCancel(cmd: Cmd<typeof operators.cancel>) {
-    return operators.cancel(this.kernel, cmd);
+    return operators.cancel(this.loop, cmd);
   }
 
   stats() {
-    return operators.stats(this.kernel);
+    return operators.stats(this.loop);
   }
 
   indexEntry() {
-    return operators.indexEntry(this.kernel);
+    return operators.indexEntry(this.loop);
   }
 
   /** Does nothing: the floor of a Durable Object call, for benchmarks and health checks. */

@@ -5,15 +5,19 @@ import { quotasFor } from "../domain/config";
 import type { Failure } from "../domain/errors";
 import { sessionsRefusal } from "../domain/quotas";
 import { admitSession, adoptSession, releaseSession } from "../session-index/tenant-sessions";
-import type { Kernel } from "./kernel";
+import type { Lifetime } from "./lifetime";
 
 /** What a create got: a new place, the one the id held already, none (no count), or the 429. */
 export type Place = "admitted" | "listed" | "uncounted" | Failure;
 
-export async function takePlace(k: Kernel, tenant: string, sessionId: string): Promise<Place> {
-  const db = k.tenantSessions;
+export async function takePlace(
+  lifetime: Lifetime,
+  tenant: string,
+  sessionId: string,
+): Promise<Place> {
+  const db = lifetime.tenantSessions;
   if (db === undefined) return "uncounted";
-  const quotas = quotasFor(k.config, tenant);
+  const quotas = quotasFor(lifetime.loop.config, tenant);
   const admission = await admitSession(db, {
     tenant,
     sessionId,
@@ -28,8 +32,12 @@ export async function takePlace(k: Kernel, tenant: string, sessionId: string): P
  * nothing). A failure must not fail the delete that already happened: the place stays taken (the
  * quota errs strict by one) until the id is created and deleted again.
  */
-export async function givePlaceBack(k: Kernel, tenant: string, sessionId: string): Promise<void> {
-  const db = k.tenantSessions;
+export async function givePlaceBack(
+  lifetime: Lifetime,
+  tenant: string,
+  sessionId: string,
+): Promise<void> {
+  const db = lifetime.tenantSessions;
   if (db === undefined) return;
   try {
     await releaseSession(db, { tenant, sessionId });
@@ -42,8 +50,12 @@ export async function givePlaceBack(k: Kernel, tenant: string, sessionId: string
  * A session that exists holds a place: one made before the count existed takes it when its id is
  * created again (answered 409), beyond the quota if need be, since it exists already. Best effort.
  */
-export async function adoptPlace(k: Kernel, tenant: string, sessionId: string): Promise<void> {
-  const db = k.tenantSessions;
+export async function adoptPlace(
+  lifetime: Lifetime,
+  tenant: string,
+  sessionId: string,
+): Promise<void> {
+  const db = lifetime.tenantSessions;
   if (db === undefined) return;
   try {
     await adoptSession(db, { tenant, sessionId, now: Date.now() });

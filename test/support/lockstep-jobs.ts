@@ -8,7 +8,8 @@ import { completeJob, reserveJob } from "../../src/domain/jobs";
 import type { Session } from "../../src/domain/state";
 import { jobView } from "../../src/domain/view";
 import { hasSchema } from "../../src/session-object/migrations";
-import * as store from "../../src/session-object/store";
+import * as retention from "../../src/session-object/store/retention";
+import { loadCore } from "../../src/session-object/store/session-row";
 import { complete as postCompletion } from "./api";
 import { inboxCounts } from "./domain";
 import { AGE_MS, CONFIG, HANDLES, type Op, type TokenChoice, VARIANTS } from "./lockstep-commands";
@@ -214,9 +215,9 @@ export abstract class LockstepJobs extends LockstepObserver {
     const stillDue = await inObject(this.rawStub, async (instance, state) => {
       for (let round = 0; round < 4; round += 1) {
         const sql = state.storage.sql;
-        const core = hasSchema(sql) ? store.loadCore(sql) : null;
+        const core = hasSchema(sql) ? loadCore(sql) : null;
         if (core === null) return null;
-        const due = nextDueAt(core, store.oldestRetained(sql), { config: CONFIG });
+        const due = nextDueAt(core, retention.oldestRetained(sql), { config: CONFIG });
         if (due === null || due > Date.now()) return null;
         await instance.alarm();
       }

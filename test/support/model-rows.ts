@@ -40,7 +40,7 @@ export function loadFor(session: Session, needs: Needs, now: number): Session {
   for (const handle of handles) {
     const job = own(session.jobs, handle);
     if (job === undefined) continue;
-    // A summary row is read without its output (store.ts JOB_SUMMARY).
+    // A summary row is read without its output (store/jobs.ts, JOB_SUMMARY).
     jobs[handle] =
       needs.jobs?.output === false && job.result !== null
         ? { ...job, result: { ...job.result, output: "" } }

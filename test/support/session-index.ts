@@ -76,9 +76,9 @@ export async function suspendedIn(
   return { stub, tokens, runId };
 }
 
-/** The object's indexer, in its private kernel: element access is TypeScript's way in for a test. */
-// biome-ignore lint/complexity/useLiteralKeys: `.kernel` would not compile from outside the class
-export const indexerIn = (instance: SessionObject): Indexer => instance["kernel"].indexer;
+/** The object's indexer, in its private loop: element access is TypeScript's way in for a test. */
+// biome-ignore lint/complexity/useLiteralKeys: `.loop` would not compile from outside the class
+export const indexerIn = (instance: SessionObject): Indexer => instance["loop"].indexer;
 
 export const indexerOf = (stub: DurableObjectStub<SessionObject>): Promise<Indexer> =>
   runInDurableObject(stub, indexerIn);

@@ -1,5 +1,5 @@
 // A flood of noise cannot flush the audit trail: accepted completions and delivery attempts are
-// records, capped apart from the noise (src/session-object/audit-trail.ts), so thousands of run
+// records, capped apart from the noise (src/session-object/store/audit.ts), so thousands of run
 // registrations, claims and refused completions leave every one of them readable, at a bounded
 // cost per event. AUDIT_MAX_EVENTS is 40 in the pool: the flood is fifty times the cap.
 import { runInDurableObject } from "cloudflare:test";

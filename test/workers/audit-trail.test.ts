@@ -6,9 +6,10 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/domain/audit";
-import { AuditTrail, TRIM_BATCH } from "../../src/session-object/audit-trail";
 import { migrate } from "../../src/session-object/migrations";
-import * as store from "../../src/session-object/store";
+import { AuditTrail, TRIM_BATCH } from "../../src/session-object/store/audit";
+import type { Store } from "../../src/session-object/store/store";
+import { applyWrite } from "../../src/session-object/store/writers";
 import * as api from "../support/api";
 import { OPERATOR_TOKEN } from "../support/secrets";
 
@@ -45,7 +46,7 @@ function trimUntilDone(trail: AuditTrail, storage: DurableObjectStorage, now: nu
     const trim = trail.trimWrite(storage.sql, now);
     if (trim === null) return runs;
     expect(trim.max).toBeLessThanOrEqual(TRIM_BATCH);
-    storage.transactionSync(() => store.applyWrite(storage.sql, trim));
+    storage.transactionSync(() => applyWrite(storage.sql, trim));
     trail.reload();
     runs += 1;
     if (runs > 100) throw new Error("the trim never ended");
@@ -170,27 +171,23 @@ describe("a transaction that rolls back", () => {
     });
   });
 
-  it("through the kernel: a commit whose transaction throws leaves the records before it readable", async () => {
-    const sid = api.uniqueId("trail-kernel-hole");
+  it("through the store: a commit whose transaction throws leaves the records before it readable", async () => {
+    const sid = api.uniqueId("trail-store-hole");
     await api.createSession(sid);
     await runInDurableObject(api.stubOf(sid), (instance, state) => {
-      type KernelLike = {
-        record(event: AuditEvent): void;
-        commit(next: null, writes: readonly never[], events: readonly AuditEvent[]): void;
-        audit: AuditTrail;
-      };
-      const kernel = (instance as unknown as { kernel: KernelLike }).kernel;
-      for (let i = 1; i <= 4; i += 1) kernel.record(accepted(`h${i}`));
+      const { store } = (instance as unknown as { loop: { store: Store } }).loop;
+      for (let i = 1; i <= 4; i += 1) store.record(accepted(`h${i}`));
       // The second event breaks the table's CHECK: the transaction rolls the first back.
       expect(() =>
-        kernel.commit(
+        store.persist(
+          null,
           null,
           [],
           [accepted("rolled-back"), { type: "bogus" } as unknown as AuditEvent],
         ),
       ).toThrow();
-      for (let i = 6; i <= 10; i += 1) kernel.record(accepted(`h${i}`));
-      const page = kernel.audit.page(state.storage.sql, Date.now(), { after: 0, limit: 100 });
+      for (let i = 6; i <= 10; i += 1) store.record(accepted(`h${i}`));
+      const page = store.audit.page(state.storage.sql, Date.now(), { after: 0, limit: 100 });
       expect(page.events.map(nameOf)).toEqual([
         "h1",
         "h2",

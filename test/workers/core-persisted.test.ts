@@ -4,7 +4,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Core } from "../../src/domain/state";
 import { migrate } from "../../src/session-object/migrations";
-import * as store from "../../src/session-object/store";
+import {
+  DERIVED_CORE_FIELDS,
+  loadCore,
+  writeCore,
+} from "../../src/session-object/store/session-row";
+import { applyWrite } from "../../src/session-object/store/writers";
 import { stubOf, uniqueId } from "../support/api";
 
 const T0 = 1_700_000_000_000;
@@ -52,16 +57,16 @@ describe("the core's row", () => {
     await runInDurableObject(stubOf(uniqueId("core-fields")), (_, state) => {
       const sql = state.storage.sql;
       migrate(sql);
-      store.writeCore(sql, null, SAMPLE);
-      expect(store.loadCore(sql)).toEqual(SAMPLE);
-      const derived: readonly string[] = store.DERIVED_CORE_FIELDS;
+      writeCore(sql, null, SAMPLE);
+      expect(loadCore(sql)).toEqual(SAMPLE);
+      const derived: readonly string[] = DERIVED_CORE_FIELDS;
       const fields = Object.keys(SAMPLE).filter((field) => !derived.includes(field));
       expect(fields.length + derived.length).toBe(Object.keys(SAMPLE).length);
       for (const field of fields) {
-        const before = store.loadCore(sql) as Core;
+        const before = loadCore(sql) as Core;
         const after = { ...before, [field]: changed(before[field as keyof Core]) } as Core;
-        store.writeCore(sql, before, after);
-        expect(store.loadCore(sql), `core field ${field}`).toEqual(after);
+        writeCore(sql, before, after);
+        expect(loadCore(sql), `core field ${field}`).toEqual(after);
       }
     });
   });
@@ -70,12 +75,12 @@ describe("the core's row", () => {
     await runInDurableObject(stubOf(uniqueId("core-counted")), (_, state) => {
       const sql = state.storage.sql;
       migrate(sql);
-      store.writeCore(sql, null, SAMPLE);
-      store.applyWrite(sql, {
+      writeCore(sql, null, SAMPLE);
+      applyWrite(sql, {
         type: "insert_message",
         message: { index: 0, role: "user", content: "hi", metadata: {}, createdAt: T0 },
       });
-      store.applyWrite(sql, {
+      applyWrite(sql, {
         type: "insert_envelope",
         item: {
           envelope: {
@@ -96,7 +101,7 @@ describe("the core's row", () => {
           ackedAt: null,
         },
       });
-      expect(store.loadCore(sql)).toEqual({ ...SAMPLE, messageCount: 1, unacked: 1 });
+      expect(loadCore(sql)).toEqual({ ...SAMPLE, messageCount: 1, unacked: 1 });
     });
   });
 });

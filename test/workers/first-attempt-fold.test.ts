@@ -7,9 +7,9 @@ import { OPERATOR_TOKEN } from "../support/secrets";
 
 const ops = (method: string, path: string) =>
   api.call(method, `/v1/ops/sessions/default/${path}`, { token: OPERATOR_TOKEN });
-/** The object's private kernel, where the resume POST is a replaceable capability. */
+/** The object's courier, in its private loop, where the resume POST is a replaceable capability. */
 interface Internals {
-  kernel: { post(...args: unknown[]): Promise<unknown> };
+  loop: { courier: { post(...args: unknown[]): Promise<unknown> } };
 }
 const bodies = async (sid: string) =>
   (await api.deliveries(sid)).map((entry) => JSON.parse(entry.body) as Record<string, any>);
@@ -92,10 +92,10 @@ describe("the first attempt folded into the waking commit", () => {
     const { tokens } = await api.suspendedOn(sid, ["h1"]);
     let thrown = false;
     await runInDurableObject(api.stubOf(sid), (object) => {
-      const { kernel } = object as unknown as Internals;
-      const real = kernel.post.bind(kernel);
+      const { courier } = (object as unknown as Internals).loop;
+      const real = courier.post.bind(courier);
       let calls = 0;
-      kernel.post = (...args: unknown[]) => {
+      courier.post = (...args: unknown[]) => {
         calls += 1;
         if (calls > 1) return real(...args);
         thrown = true;

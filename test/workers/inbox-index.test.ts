@@ -2,6 +2,7 @@
 // rewrites an index entry and no count or claim scans the inbox or sorts it.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Store } from "../../src/session-object/store/store";
 import * as api from "../support/api";
 
 /** What a request writes and reads, from the object's own counters. */
@@ -70,9 +71,8 @@ describe("the inbox's one index on acked_at", () => {
       again.body.claims.map((c: { envelope: { generation: number } }) => c.envelope.generation),
     ).toEqual([17, 18, 19, 20, 21]);
     await runInDurableObject(api.stubOf(sid), (instance, state) => {
-      const kernel = (instance as unknown as { kernel: { meter: { statements: Set<string> } } })
-        .kernel;
-      const reads = [...kernel.meter.statements].filter(
+      const { store } = (instance as unknown as { loop: { store: Store } }).loop;
+      const reads = [...store.meter.statements].filter(
         (text) => /^\s*SELECT/i.test(text) && /\bFROM inbox\b/.test(text),
       );
       expect(reads.length).toBeGreaterThanOrEqual(4);

@@ -5,7 +5,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { WAKE_SETTLE_MS } from "../../src/domain/index-entry";
 import { SCHEMA_STATEMENTS } from "../../src/session-index/index-store";
 import { call, complete, result, scriptHost, sleep, until } from "../support/api";
-import { db, freshTenant, list, OPERATOR, ok, rowOf, suspendedIn } from "../support/session-index";
+import {
+  db,
+  freshTenant,
+  indexerIn,
+  list,
+  OPERATOR,
+  ok,
+  rowOf,
+  suspendedIn,
+} from "../support/session-index";
 
 beforeAll(async () => {
   await db().batch(SCHEMA_STATEMENTS.map((statement) => db().prepare(statement)));
@@ -49,8 +58,8 @@ describe("the index after a wake, when things go wrong", () => {
     );
     const alarms = () =>
       runInDurableObject(stub, (instance) => {
-        // biome-ignore lint/complexity/useLiteralKeys: the kernel is private to the class
-        return (instance["kernel"] as { stats(): { alarms: number } }).stats().alarms;
+        // biome-ignore lint/complexity/useLiteralKeys: the loop is private to the class
+        return instance["loop"].scheduler.alarms;
       });
     const before = await alarms();
     expect((await complete("s", "h", tokens.h ?? "", result(0, "done"))).status).toBe(202);
@@ -109,11 +118,10 @@ describe("the index after a wake, when things go wrong", () => {
     );
     // One read of the entry fails, as a statement does when the process's SQLite heap is full.
     await runInDurableObject(stub, (instance) => {
-      // biome-ignore lint/complexity/useLiteralKeys: the kernel is private to the class
-      const kernel = instance["kernel"] as { indexEntryNow: () => unknown };
-      const real = kernel.indexEntryNow.bind(kernel);
+      const indexer = indexerIn(instance);
+      const real = indexer.entryNow.bind(indexer);
       let failed = false;
-      kernel.indexEntryNow = () => {
+      indexer.entryNow = () => {
         if (!failed) {
           failed = true;
           throw new Error("SQLITE_NOMEM (injected by the review)");

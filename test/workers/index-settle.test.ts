@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { WAKE_SETTLE_MS } from "../../src/domain/index-entry";
 import { tenantSessionStub } from "../../src/http/context";
 import { SCHEMA_STATEMENTS } from "../../src/session-index/index-store";
-import type { Kernel } from "../../src/session-object/kernel";
+import type { SessionLoop } from "../../src/session-object/loop";
 import type { SessionObject } from "../../src/session-object/session-object";
 import { complete, result, sleep, until } from "../support/api";
 import { db, freshTenant, indexerOf, list, ok, rowOf, suspendedIn } from "../support/session-index";
@@ -81,9 +81,9 @@ describe("the index after a wake", () => {
     const { stub, tokens } = await suspendedIn(tenant, "s");
     // A short claim timeout for this object only (the pool's is the 10 min default).
     await runInDurableObject(stub, (instance) => {
-      // biome-ignore lint/complexity/useLiteralKeys: the kernel is private to the class
-      const kernel: Kernel = instance["kernel"];
-      Object.assign(kernel, { config: { ...kernel.config, resumeClaimTimeoutMs: claimTimeoutMs } });
+      // biome-ignore lint/complexity/useLiteralKeys: the loop is private to the class
+      const loop: SessionLoop = instance["loop"];
+      Object.assign(loop, { config: { ...loop.config, resumeClaimTimeoutMs: claimTimeoutMs } });
     });
     await until(async () =>
       expect(await rowOf(tenant, "s")).toMatchObject({ attention: "suspended" }),

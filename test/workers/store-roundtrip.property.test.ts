@@ -3,7 +3,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { oldestRetained } from "../../src/domain/delivery";
 import { migrate } from "../../src/session-object/migrations";
-import * as store from "../../src/session-object/store";
+import { countPending } from "../../src/session-object/store/inbox";
+import * as retention from "../../src/session-object/store/retention";
+import { snapshot } from "../../src/session-object/store/rows";
+import { loadCore, writeCore } from "../../src/session-object/store/session-row";
+import { applyWrite } from "../../src/session-object/store/writers";
 import { stubOf, uniqueId } from "../support/api";
 import { inboxCounts } from "../support/domain";
 import { checkInvariants, commandArb, History } from "../support/history";
@@ -29,16 +33,16 @@ describe("storage under random histories", () => {
             for (const command of [{ t: "create" as const }, ...commands]) {
               const step = history.run(command);
               checkInvariants(history, step);
-              // What the kernel's commit does with a step: the core's row, then the writes.
+              // What the store's persist does with a step: the core's row, then the writes.
               state.storage.transactionSync(() => {
                 if (step.after === null) clear(sql);
                 else if (step.after !== step.before) {
-                  store.writeCore(sql, step.before, step.after);
-                  for (const write of step.writes) store.applyWrite(sql, write);
+                  writeCore(sql, step.before, step.after);
+                  for (const write of step.writes) applyWrite(sql, write);
                 }
               });
               const model = step.after;
-              expect(store.snapshot(sql)).toEqual(model);
+              expect(snapshot(sql)).toEqual(model);
               if (model === null) continue;
               // What the object keeps in memory, and what it reads in SQL instead of scanning rows.
               const {
@@ -49,11 +53,9 @@ describe("storage under random histories", () => {
                 finishedRuns: _f,
                 ...core
               } = model;
-              expect(store.loadCore(sql)).toEqual(core);
-              expect(store.oldestRetained(sql)).toBe(oldestRetained(model));
-              expect(store.countPending(sql, history.now)).toBe(
-                inboxCounts(model, history.now).pending,
-              );
+              expect(loadCore(sql)).toEqual(core);
+              expect(retention.oldestRetained(sql)).toBe(oldestRetained(model));
+              expect(countPending(sql, history.now)).toBe(inboxCounts(model, history.now).pending);
             }
           },
         ),

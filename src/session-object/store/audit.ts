@@ -1,7 +1,8 @@
 // The audit trail in the session object's SQLite: one append-only table, `audit_events`, a row per
 // event, read in pages by seq. Deleting what passed the bounds is the alarm's (`trim_audit`).
-import type { AuditEvent, StoredEvent } from "../domain/audit";
-import type { Write } from "../domain/decision";
+import type { AuditEvent, StoredEvent } from "../../domain/audit";
+import type { Write } from "../../domain/decision";
+import type { Writers } from "./columns";
 
 interface Bounds {
   readonly auditMaxEvents: number;
@@ -92,10 +93,11 @@ const decode = (row: EventRow): StoredEvent =>
     ...JSON.parse(row.detail),
   }) as StoredEvent;
 
-/** Applies a `trim_audit` write, inside the caller's transaction. */
-export function trimAudit(sql: SqlStorage, trim: TrimAudit): void {
-  sql.exec(TRIM, trim.newestSeq, trim.expiredBy, trim.recordsUpTo, trim.noiseUpTo, trim.max);
-}
+/** The trail's one write: a `trim_audit`, inside the caller's transaction. */
+export const AUDIT_WRITERS: Writers<"trim_audit"> = {
+  trim_audit: (sql, trim) =>
+    void sql.exec(TRIM, trim.newestSeq, trim.expiredBy, trim.recordsUpTo, trim.noiseUpTo, trim.max),
+};
 
 export class AuditTrail {
   private tally: Tally | null = null;
