@@ -1,5 +1,5 @@
-// The first delivery attempt folded into the waking commit (decision 124) keeps exactly-once: the
-// attacks of its review, kept as tests.
+// The first delivery attempt folded into the waking commit (docs/design/wake-and-delivery.md)
+// keeps exactly-once, under the attacks that try to make it deliver twice or not at all.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";

@@ -1,5 +1,5 @@
-// The wake's settle window under faults and operators (decisions 800–808): a restart inside it, a
-// read that fails at its end, and the operator's actions, which are never held.
+// The wake's settle window under faults and operators (docs/design/index.md): a restart inside it,
+// a read that fails at its end, and the operator's actions, which are never held.
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { WAKE_SETTLE_MS } from "../../src/domain/index-entry";
