@@ -1,6 +1,9 @@
-// The ordered, frozen list of schema migrations of a session object's SQLite database.
-// A shipped entry is never edited: a change is a new entry appended at the end. A new database
-// is made by replaying them all: the list is the schema's only source.
+// The ordered, frozen list of schema migrations of a session object's SQLite database, and the
+// road a database takes to the newest. A shipped entry is never edited: a change is a new entry
+// appended at the end. The list is the schema's only source: a new database runs the snapshot
+// generated from it (schema.generated.ts), the same schema in one step.
+
+import { SCHEMA_SNAPSHOT } from "./schema.generated";
 
 interface Migration {
   readonly id: number;
@@ -490,20 +493,39 @@ function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migra
   for (const migration of migrations) {
     if (migration.id <= applied) continue;
     sql.exec(migration.sql);
-    sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", migration.id, Date.now());
+    recordApplied(sql, migration.id);
   }
+}
+
+function recordApplied(sql: SqlStorage, id: number): void {
+  sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", id, Date.now());
 }
 
 const appliedId = (sql: SqlStorage): number =>
   sql.exec<{ id: number }>("SELECT COALESCE(MAX(id), 0) AS id FROM _migrations").one().id;
 
+/** True when `migrations` begins with every migration the snapshot stands for (a test's list may not). */
+const startsWithSnapshot = (migrations: readonly Migration[]): boolean =>
+  MIGRATIONS.slice(0, SCHEMA_SNAPSHOT.lastMigrationId).every(
+    (shipped, i) => migrations[i] === shipped,
+  );
+
 /**
- * The schema up to date: each migration newer than what `_migrations` records, in order (a new
- * database runs them all). Run inside one transaction, so a migration never stops half-way.
+ * The schema up to date. A new database (nothing recorded applied) runs the snapshot and records
+ * the migrations it stands for; then each migration newer than what `_migrations` records runs,
+ * in order. Run inside one transaction, so a database never keeps half a road.
  */
 export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
   sql.exec(
     "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
-  applyAfter(sql, appliedId(sql), migrations);
+  let applied = appliedId(sql);
+  if (applied === 0 && startsWithSnapshot(migrations)) {
+    sql.exec(SCHEMA_SNAPSHOT.sql);
+    for (const migration of MIGRATIONS.slice(0, SCHEMA_SNAPSHOT.lastMigrationId)) {
+      recordApplied(sql, migration.id);
+    }
+    applied = SCHEMA_SNAPSHOT.lastMigrationId;
+  }
+  applyAfter(sql, applied, migrations);
 }
