@@ -29,7 +29,13 @@ function sqliteVersion() {
 const statements = db
   .prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
   .all()
-  .map((row) => row.sql);
+  .map((row) => row.sql)
+  // A deleted session keeps the full-output sweep's table (migration 8 makes it again after the
+  // wipe) until its R2 parts are gone; a session created meanwhile must find its schema made
+  // around it. SQLite stores each statement without IF NOT EXISTS, so the stored schema is the same.
+  .map((statement) =>
+    statement.replace(/^CREATE (UNIQUE )?(TABLE|INDEX) /, "CREATE $1$2 IF NOT EXISTS "),
+  );
 
 /** `text` inside a template literal, read back unchanged. */
 const literal = (text) => text.replace(/[\\`]/g, "\\$&").replace(/\$\{/g, "\\${");

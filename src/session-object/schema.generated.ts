@@ -8,15 +8,15 @@
 export const SCHEMA_SNAPSHOT = {
   lastMigrationId: 13,
   sql: `
-CREATE TABLE messages (
+CREATE TABLE IF NOT EXISTS messages (
         idx INTEGER PRIMARY KEY,
         role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
         content TEXT NOT NULL,
         metadata TEXT NOT NULL,
         created_at INTEGER NOT NULL
       );
-CREATE TABLE "purged" (handle TEXT NOT NULL PRIMARY KEY, purged_at INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE "inbox" (
+CREATE TABLE IF NOT EXISTS "purged" (handle TEXT NOT NULL PRIMARY KEY, purged_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS "inbox" (
         generation INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
         state TEXT NOT NULL CHECK (state IN ('pending', 'claimed', 'acked')),
@@ -24,8 +24,8 @@ CREATE TABLE "inbox" (
         acked_at INTEGER,
         envelope TEXT NOT NULL
       );
-CREATE INDEX purged_by_time ON purged (purged_at);
-CREATE TABLE "session" (
+CREATE INDEX IF NOT EXISTS purged_by_time ON purged (purged_at);
+CREATE TABLE IF NOT EXISTS "session" (
         singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
         id TEXT NOT NULL,
         lifetime TEXT NOT NULL,
@@ -57,7 +57,7 @@ CREATE TABLE "session" (
         job_seq INTEGER NOT NULL DEFAULT 0,
         tenant TEXT NOT NULL DEFAULT 'default'
       , liveness_due_at INTEGER, resume_binding TEXT, message_bytes INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE "jobs" (
+CREATE TABLE IF NOT EXISTS "jobs" (
         seq INTEGER PRIMARY KEY,
         handle TEXT NOT NULL UNIQUE,
         command TEXT NOT NULL,
@@ -90,9 +90,9 @@ CREATE TABLE "jobs" (
             AND output_bytes_total IS NOT NULL AND output IS NOT NULL
             AND deadline_at IS NULL AND progress_at IS NULL AND progress_tail IS NULL END, 0))
       );
-CREATE INDEX jobs_by_completion ON jobs (completed_at) WHERE completed_at IS NOT NULL;
-CREATE INDEX jobs_running ON jobs (seq) WHERE completed_at IS NULL;
-CREATE TABLE outputs (
+CREATE INDEX IF NOT EXISTS jobs_by_completion ON jobs (completed_at) WHERE completed_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_running ON jobs (seq) WHERE completed_at IS NULL;
+CREATE TABLE IF NOT EXISTS outputs (
         job_seq INTEGER PRIMARY KEY,
         uploaded_bytes INTEGER NOT NULL,
         bytes INTEGER,
@@ -100,11 +100,11 @@ CREATE TABLE outputs (
         parts TEXT,
         CHECK ((bytes IS NULL) = (sha256 IS NULL) AND (bytes IS NULL) = (parts IS NULL))
       );
-CREATE TABLE output_sweep (prefix TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE INDEX inbox_by_acked_at ON inbox (acked_at);
-CREATE TABLE finished_runs (run_id TEXT NOT NULL PRIMARY KEY, finished_at INTEGER NOT NULL)
+CREATE TABLE IF NOT EXISTS output_sweep (prefix TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS inbox_by_acked_at ON inbox (acked_at);
+CREATE TABLE IF NOT EXISTS finished_runs (run_id TEXT NOT NULL PRIMARY KEY, finished_at INTEGER NOT NULL)
         WITHOUT ROWID;
-CREATE TABLE audit_events (
+CREATE TABLE IF NOT EXISTS audit_events (
         seq INTEGER PRIMARY KEY,
         at INTEGER NOT NULL,
         type TEXT NOT NULL CHECK (type IN ('completion', 'delivery', 'run_registered', 'run_suspended',

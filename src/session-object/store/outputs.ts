@@ -3,6 +3,7 @@
 // themselves live in R2; deleting them is output-sweep.ts's.
 
 import type { FullOutput } from "../../domain/state";
+import { MIGRATION_8 } from "../migrations/008-full-outputs";
 import type { Writers } from "./columns";
 
 /** The reference a completion names, stored once: a result that has one keeps it. */
@@ -52,9 +53,11 @@ export const uploadsCompletedBy = (
 
 // ---- the prefixes left to sweep ---------------------------------------------------------
 
-/** Kept in the one string migration 8 ran too: each SQL string stays prepared for the object's life. */
-const CREATE_SWEEP =
-  "CREATE TABLE IF NOT EXISTS output_sweep (prefix TEXT PRIMARY KEY) WITHOUT ROWID";
+/**
+ * The sweep table outlives a wipe, which drops the schema: the migration that made it makes it
+ * again (its statements are all IF NOT EXISTS; the outputs table it makes beside it stays empty).
+ */
+const SWEEP_TABLE = MIGRATION_8.sql;
 const QUEUE_PREFIX = "INSERT OR IGNORE INTO output_sweep (prefix) VALUES (?)";
 
 /** Whether any prefix waits for its sweep (the table may not exist: no upload ever happened). */
@@ -102,7 +105,7 @@ export const queuePrefix = (sql: SqlStorage, prefix: string): void => {
 
 /** After the wipe: the prefixes go back into a table of their own, the only storage left. */
 export function keepPrefixes(sql: SqlStorage, prefixes: readonly string[]): void {
-  sql.exec(CREATE_SWEEP);
+  sql.exec(SWEEP_TABLE);
   for (const prefix of prefixes) sql.exec(QUEUE_PREFIX, prefix);
 }
 
