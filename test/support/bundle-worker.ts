@@ -4,6 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { TestProject } from "vitest/node";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -16,7 +17,13 @@ export const WORKER_BUNDLE = resolve(ROOT, ".vitest-bundles/exec-inbox/index.js"
  */
 export const WORKER_BUNDLE_ENV = "EXEC_INBOX_WORKER_BUNDLE";
 
-export default function bundleWorker(): void {
+export default function bundleWorker(project: TestProject): void {
+  build();
+  // A rerun in watch mode may follow an edit of src/: it serves a new build.
+  project.onTestsRerun(build);
+}
+
+function build(): void {
   const outdir = dirname(WORKER_BUNDLE);
   // wrangler dev serves every module it finds beside the entry: the folder holds this build alone.
   rmSync(outdir, { recursive: true, force: true });
