@@ -2,6 +2,7 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defaultClientConditions, defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 // With its extension: Vite loads this config natively, without TypeScript's resolution.
+import { WORKER_BUNDLE, WORKER_BUNDLE_ENV } from "./test/support/bundle-worker.ts";
 import { TEST_SECRETS } from "./test/support/secrets.ts";
 import { SOURCE_CONDITION } from "./test/support/source-condition.ts";
 
@@ -149,7 +150,10 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts", "test/runner/**/*.test.ts", "bench/**/*.test.ts"],
           environment: "node",
           // Finds Debian's bubblewrap or installs it: the runner sandboxes every command by default.
-          globalSetup: ["test/runner/global-setup.ts"],
+          // Builds the Worker once: every `wrangler dev` of these tests serves that build (same
+          // wrangler.toml, bindings and state) instead of bundling src/ again at each start.
+          globalSetup: ["test/runner/global-setup.ts", "test/support/bundle-worker.ts"],
+          env: { [WORKER_BUNDLE_ENV]: WORKER_BUNDLE },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

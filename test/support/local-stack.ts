@@ -1,13 +1,14 @@
 // Starts the real `wrangler dev` (local workerd, state on disk) and a real HTTP agent host:
 // shared by the e2e tests, the demo and the benchmarks.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ExecInboxClient } from "@exec-inbox/client";
 import { getRequestListener } from "@hono/node-server";
 import { createAgentHost, type Delivery } from "./agent-host.mjs";
+import { WORKER_BUNDLE_ENV } from "./bundle-worker";
 import { sendJson } from "./http-json";
 
 /** The committed local secrets, as `npm start` loads them. */
@@ -81,8 +82,61 @@ export async function waitForHealthy(
       // Not listening yet.
     }
     if (Date.now() > deadline) throw new Error(`${child.spawnfile} did not answer: ${output()}`);
-    await sleep(200);
+    await sleep(100);
   }
+}
+
+/** Whether a process of group `pgid` still runs (a zombie has ended: it holds no port or file). */
+function groupRuns(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false; // Nobody left in the group.
+  }
+  if (!existsSync("/proc")) return true;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const text = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // The name, in parentheses, may hold spaces and ')': state and pgrp follow its last ')'.
+      const [state, , group] = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      if (Number(group) === pgid && state !== "Z") return true;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return false;
+}
+
+/**
+ * Sends `signal` to the process group `pgid` (SIGKILL to what is left after `graceMs`) and resolves
+ * once every process of it has ended: workerd outlives wrangler by a moment, holding the port and
+ * the state files until it ends.
+ */
+export async function endProcessGroup(
+  pgid: number,
+  signal: NodeJS.Signals,
+  graceMs = 5000,
+): Promise<void> {
+  const send = (which: NodeJS.Signals) => {
+    try {
+      process.kill(-pgid, which);
+    } catch {
+      // Gone already.
+    }
+  };
+  const ended = async (timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (groupRuns(pgid)) {
+      if (Date.now() > deadline) return false;
+      await sleep(25);
+    }
+    return true;
+  };
+  send(signal);
+  if (await ended(graceMs)) return;
+  send("SIGKILL");
+  if (!(await ended(graceMs))) throw new Error(`process group ${pgid} outlived SIGKILL`);
 }
 
 /** Runs a command to its end (tests of the scripts): its exit code and everything it printed. */
@@ -144,8 +198,11 @@ async function startOnce(
   healthzStatus: number,
 ): Promise<WranglerDev> {
   const inspectorPort = await freePort();
+  const built = process.env[WORKER_BUNDLE_ENV];
   const args = [
     "dev",
+    // The same wrangler.toml (bindings, vars, assets, migrations); only the Worker comes built.
+    ...(built ? ["--no-bundle", built] : []),
     "--ip",
     "127.0.0.1",
     "--port",
@@ -172,19 +229,11 @@ async function startOnce(
     pid: () => child.pid,
     async kill() {
       if (child.exitCode !== null || child.pid === undefined) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGKILL");
-      await Promise.race([exited, sleep(5000)]);
-      await sleep(500);
+      await endProcessGroup(child.pid, "SIGKILL");
     },
     async stop() {
       if (child.exitCode !== null || child.pid === undefined) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGTERM");
-      await Promise.race([exited, sleep(5000)]);
-      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
-      // workerd lingers briefly after wrangler exits; let the port and the state files go.
-      await sleep(1500);
+      await endProcessGroup(child.pid, "SIGTERM");
     },
   };
 }

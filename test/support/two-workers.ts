@@ -5,8 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { freePort, spawnCollecting, waitForHealthy } from "./local-stack";
+import { endProcessGroup, freePort, spawnCollecting, waitForHealthy } from "./local-stack";
 import { WRANGLER_SOURCE_ENV } from "./source-condition";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -95,12 +94,7 @@ function devProcess(args: () => string[], cwd: string, registry: string, port: n
       const child = running?.child;
       if (child === undefined || child.exitCode !== null || child.pid === undefined) return;
       logs += running?.output() ?? "";
-      const exited = new Promise((done) => child.once("exit", done));
-      process.kill(-child.pid, "SIGTERM");
-      await Promise.race([exited, sleep(5000)]);
-      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
-      // workerd lingers briefly after wrangler exits; let the port go.
-      await sleep(1500);
+      await endProcessGroup(child.pid, "SIGTERM");
       running = null;
     },
   };
