@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { runToEnd } from "../support/local-stack";
+import { NODE_SOURCE_FLAG } from "../support/source-condition";
 
 describe("npm run crash-test -- --quick", () => {
   it("SIGKILLs wrangler dev mid-load and still loses nothing, doubles nothing, wakes each session once", async () => {
     const { code, output } = await runToEnd("node_modules/.bin/tsx", [
+      // The client and kits as sources, as `npm run` gives them: no built dist/ is needed.
+      NODE_SOURCE_FLAG,
       "scripts/crash-test.ts",
       "--quick",
       "--kills",

@@ -87,14 +87,30 @@ describe("a command's workdir (real runner process)", () => {
       yield_time_ms: 300,
     });
     expect(flipper.body.session_id).toBeDefined();
-    const outcomes = await Promise.all(
-      Array.from({ length: 80 }, () =>
-        runnerCall(runner.base, "/v1/exec_command", {
-          cmd: "pwd -P",
-          workspace: "racer",
-          workdir: "flip",
+    // Each pwd is pulled until it has exited: on a busy machine one may outlast its yield, and
+    // its empty output so far says nothing about where it ran.
+    const finished = async (answer: Awaited<ReturnType<typeof runnerCall>>) => {
+      let last = answer;
+      let output = String(answer.body.output ?? "");
+      while (last.status === 200 && last.body.exit_code === undefined) {
+        last = await runnerCall(runner.base, "/v1/write_stdin", {
+          session_id: answer.body.session_id,
           yield_time_ms: 5_000,
-        }),
+        });
+        output += String(last.body.output ?? "");
+      }
+      return { ...last, body: { ...last.body, output } };
+    };
+    const outcomes = await Promise.all(
+      Array.from({ length: 80 }, async () =>
+        finished(
+          await runnerCall(runner.base, "/v1/exec_command", {
+            cmd: "pwd -P",
+            workspace: "racer",
+            workdir: "flip",
+            yield_time_ms: 5_000,
+          }),
+        ),
       ),
     );
     await runnerCall(runner.base, `/v1/processes/${flipper.body.session_id}/kill`, {});
