@@ -34,10 +34,10 @@ export class PhysicalAlarm {
 
   private async armNow(due: () => number | null, inAlarm: boolean, floorMs: number) {
     for (let attempt = 1; ; attempt += 1) {
-      const next = due();
-      const at = next === null ? null : inAlarm ? Math.max(next, Date.now() + floorMs) : next;
-      if (at === this.armedFor) return;
       try {
+        const next = due();
+        const at = next === null ? null : inAlarm ? Math.max(next, Date.now() + floorMs) : next;
+        if (at === this.armedFor) return;
         if (at === null) await this.storage.deleteAlarm();
         else await this.storage.setAlarm(at);
         this.armedFor = at;

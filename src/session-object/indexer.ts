@@ -124,12 +124,14 @@ export class Indexer implements AlarmContributor {
   /** From the alarm: a failed write whose time has come is tried again, a held one sent. */
   async onAlarm(): Promise<void> {
     const now = Date.now();
+    // An entry a new wake holds back meanwhile is not waited for here: the alarm, set again after
+    // this, is its fallback, and no alarm handler sleeps through a window.
     if (this.retryAt !== null && this.retryAt <= now) {
-      await this.flush(true);
+      await this.flush(true, false);
       return;
     }
     const held = this.heldUntil();
-    if (held !== null && held <= now) await this.flush(false);
+    if (held !== null && held <= now) await this.flush(false, false);
   }
 
   /** When a wake's entry, held back, may go out; null when none is held. */
@@ -178,10 +180,10 @@ export class Indexer implements AlarmContributor {
    * re-decide. In memory only: an object closed inside the window sends its entry when it loads
    * again (the claim, or its next timer). Resolves to whether the alarm must be armed again.
    */
-  private async flush(force: boolean): Promise<boolean> {
+  private async flush(force: boolean, waitHold = true): Promise<boolean> {
     const sent = await this.serially(() => this.send(force));
     if (typeof sent === "string") return sent === "failed";
-    if (this.held) return false;
+    if (this.held || !waitHold) return false;
     this.held = true;
     await sleep(Math.max(0, sent.heldUntil - Date.now()));
     this.held = false;

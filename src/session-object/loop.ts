@@ -170,9 +170,9 @@ export class SessionLoop {
    */
   private commit(next: Session | null, writes: readonly Write[], events: readonly AuditEvent[]) {
     const after = next === null ? null : coreOf(next);
-    const sweep = this.store.persist(this.current, after, writes, events);
+    this.store.persist(this.current, after, writes, events);
     this.current = after;
-    return sweep;
+    return this.store.committed(writes);
   }
 
   /** A request's command: executes it, leaves the steps after its commit to the background. */

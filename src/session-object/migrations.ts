@@ -65,6 +65,19 @@ function recordApplied(sql: SqlStorage, id: number): void {
 const appliedId = (sql: SqlStorage): number =>
   sql.exec<{ id: number }>("SELECT COALESCE(MAX(id), 0) AS id FROM _migrations").one().id;
 
+/**
+ * True when the database holds no table but what a deleted session's sweep leaves: the snapshot
+ * is for a new database only. Anything else (an emptied `_migrations` beside old tables) takes
+ * the replay road, which fails loudly on a table that exists.
+ */
+const onlySweepLeft = (sql: SqlStorage): boolean =>
+  sql
+    .exec<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'
+       AND name NOT IN ('_migrations', 'output_sweep', 'outputs') AND substr(name, 1, 4) <> '_cf_'`,
+    )
+    .one().n === 0;
+
 /** True when `migrations` begins with every migration the snapshot stands for (a test's list may not). */
 const startsWithSnapshot = (migrations: readonly Migration[]): boolean =>
   MIGRATIONS.slice(0, SCHEMA_SNAPSHOT.lastMigrationId).every(
@@ -81,7 +94,10 @@ export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGR
     "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
   let applied = appliedId(sql);
-  if (applied === 0 && startsWithSnapshot(migrations)) {
+  if (applied === 0 && startsWithSnapshot(migrations) && onlySweepLeft(sql)) {
+    // A deleted session's sweep keeps `output_sweep` (and the empty `outputs` its migration made
+    // beside it): the one kept, the other made afresh at the snapshot's shape.
+    sql.exec("DROP TABLE IF EXISTS outputs");
     sql.exec(SCHEMA_SNAPSHOT.sql);
     for (const migration of MIGRATIONS.slice(0, SCHEMA_SNAPSHOT.lastMigrationId)) {
       recordApplied(sql, migration.id);

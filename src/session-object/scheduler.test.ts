@@ -82,4 +82,35 @@ describe("the scheduler of the one physical alarm", () => {
     // Not at once: the due timer cannot run until the settings are fixed.
     expect(storage.alarm).toBeGreaterThanOrEqual(before + 15_000);
   });
+
+  it("a contributor whose work or whose next time throws keeps neither the others' work nor their times from the alarm", async () => {
+    const now = Date.now();
+    const ran: string[] = [];
+    const broken: AlarmContributor = {
+      nextAt: () => {
+        throw new Error("SQLITE_NOMEM");
+      },
+      onAlarm: async () => {
+        throw new Error("SQLITE_NOMEM");
+      },
+    };
+    const later = contributor("later", now + 60_000, ran);
+    const { storage, scheduler } = schedulerOver([broken, later]);
+    await scheduler.arm();
+    // The broken one is asked again within seconds; the other's time is not lost meanwhile.
+    expect(storage.alarm).not.toBeNull();
+    expect(storage.alarm as number).toBeLessThanOrEqual(Date.now() + 1_000);
+    later.at = now - 1;
+    await scheduler.fired(false);
+    expect(ran).toEqual(["later"]);
+    expect(storage.alarm).not.toBeNull();
+    // Not at once: a fault that persists must not spin the alarm.
+    expect(storage.alarm as number).toBeGreaterThanOrEqual(now + 1_000);
+  });
+
+  it("an alarm time past what a Date can hold is no time at all", async () => {
+    const { storage, scheduler } = schedulerOver([contributor("far", Number.MAX_SAFE_INTEGER, [])]);
+    await scheduler.arm();
+    expect(storage.alarm).toBeNull();
+  });
 });

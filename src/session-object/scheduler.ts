@@ -5,12 +5,31 @@
 import { PhysicalAlarm } from "./alarm";
 
 export interface AlarmContributor {
-  /** When its work is next due; null: none. Called at every arming: it reads at most what it keeps cached. */
+  /** When its work is next due; null: none. Called at every arming, so it reads little: a throw is asked again soon. */
   nextAt(): number | null;
   /** Does the work that is due (an alarm can fire twice: work found not due is skipped). */
   onAlarm(): Promise<void>;
   /** Steers no delivery, so it runs while settings HTTP refuses to serve pause the rest. */
   readonly runsWhilePaused?: boolean;
+}
+
+/** The latest time a `Date` (and so an alarm) can hold. */
+const LATEST_TIME_MS = 8.64e15;
+/** After a contributor failed (its next time, or its work): when to try it again. */
+const ASK_AGAIN_MS = 1_000;
+
+/**
+ * A contributor's next time, kept to what an alarm can be set to. One that cannot say (its read
+ * failed) is asked again soon: its failure must not keep the others' times from the alarm.
+ */
+function nextAtOf(contributor: AlarmContributor): number | null {
+  try {
+    const at = contributor.nextAt();
+    return at === null || at > LATEST_TIME_MS ? null : at;
+  } catch (error) {
+    console.error("an alarm contributor could not say its next time; asking again soon", error);
+    return Date.now() + ASK_AGAIN_MS;
+  }
 }
 
 /** How often an object whose settings are refused checks again whether they were fixed. */
@@ -25,7 +44,7 @@ export class Scheduler {
   private readonly earliest = (): number | null => {
     let earliest: number | null = null;
     for (const contributor of this.contributors) {
-      const at = contributor.nextAt();
+      const at = nextAtOf(contributor);
       if (at !== null && (earliest === null || at < earliest)) earliest = at;
     }
     return earliest;
@@ -67,11 +86,19 @@ export class Scheduler {
   async fired(paused: boolean): Promise<void> {
     this.alarms += 1;
     this.alarm.forget();
+    let failed = false;
     for (const contributor of this.contributors) {
       if (paused && contributor.runsWhilePaused !== true) continue;
-      await contributor.onAlarm();
+      // One contributor's failure (a storage fault) must not skip the others' work, nor the
+      // alarm's next setting: its work stays due, and runs again a second later.
+      try {
+        await contributor.onAlarm();
+      } catch (error) {
+        console.error("an alarm contributor failed; the others run", error);
+        failed = true;
+      }
     }
-    await this.arm(true, paused ? PAUSED_RETRY_MS : 1);
+    await this.arm(true, paused ? PAUSED_RETRY_MS : failed ? ASK_AGAIN_MS : 1);
   }
 
   /** The lifetime ended: no alarm until the next `arm`. */

@@ -56,6 +56,20 @@ describe("a session's schema", () => {
     expect(replayed.applied).toEqual(created.applied);
   });
 
+  it("a database whose migration record was emptied beside its tables is refused, never marked current", async () => {
+    const outcome = await inFreshObject("schema-emptied", (sql) => {
+      migrate(sql, MIGRATIONS.slice(0, 12));
+      sql.exec("DELETE FROM _migrations");
+      try {
+        migrate(sql);
+        return { threw: false, applied: appliedIds(sql) };
+      } catch (error) {
+        return { threw: true, message: String(error) };
+      }
+    }).catch((error: unknown) => ({ threw: true, message: String(error) }));
+    expect(outcome).toMatchObject({ threw: true });
+  });
+
   it("the migrations are numbered 1, 2, 3… in the order they run", () => {
     expect(MIGRATIONS.map((migration) => migration.id)).toEqual(
       MIGRATIONS.map((_, index) => index + 1),

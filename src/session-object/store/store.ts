@@ -85,15 +85,14 @@ export class Store {
 
   /**
    * Persists the next core and the writes, with the audit events, in one transaction: the trail
-   * never records a change that did not commit, or misses one. Returns whether a purge left full
-   * outputs to sweep from R2.
+   * never records a change that did not commit, or misses one.
    */
   persist(
     before: Core | null,
     after: Core | null,
     writes: readonly Write[],
     events: readonly AuditEvent[],
-  ): boolean {
+  ): void {
     try {
       this.transaction((sql) => {
         for (const event of events) this.audit.append(sql, Date.now(), event);
@@ -105,12 +104,19 @@ export class Store {
       this.audit.reload();
       throw error;
     }
+  }
+
+  /**
+   * After a commit of `writes`: the retention time moved by them, and whether a purge left full
+   * outputs to sweep from R2. Kept apart from `persist`, so a read that fails here can never keep
+   * the loop from swapping in the core that committed.
+   */
+  committed(writes: readonly Write[]): boolean {
     const retained = retainedAfter(this.retainedSince, writes);
     if (retained !== "read again") {
       this.retainedSince = retained;
       return false;
     }
-    // A purge may have left parts to sweep from R2.
     return this.read((sql) => {
       this.retainedSince = oldestRetained(sql);
       return sweepPending(sql);
