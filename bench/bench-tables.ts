@@ -1,5 +1,5 @@
 // The tables `npm run bench` prints from the figures of its runs: latency, rates, cost and size,
-// exec-inbox against its peers, and the aims of issue 12 item 5 (the budget: bench/budget-table.ts).
+// exec-inbox against its peers, and its budget per wake (bench/budget-table.ts).
 import { say, type Tally, table } from "./lib/report";
 
 export const SYSTEM = {
