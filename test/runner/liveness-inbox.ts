@@ -16,8 +16,6 @@ export interface Arrival {
   readonly body: any;
   /** What was answered; "hang" until the inbox closes. */
   readonly answer: Answer;
-  /** Heartbeats left unanswered ("hang") and still open when this request arrived. */
-  readonly hangingAtArrival: number;
 }
 
 interface LivenessInboxOptions {
@@ -70,15 +68,7 @@ export async function startLivenessInbox(options: LivenessInboxOptions = {}) {
         arrivals.filter((seen) => seen.route === route && seen.handle === handle).length + 1;
       const answer = answerOf(route, handle, attempt);
       const body = text === "" ? null : JSON.parse(text);
-      arrivals.push({
-        route,
-        handle,
-        path,
-        at: Date.now(),
-        body,
-        answer,
-        hangingAtArrival: hanging.size,
-      });
+      arrivals.push({ route, handle, path, at: Date.now(), body, answer });
       reply(incoming, outgoing, answer);
     });
   });
