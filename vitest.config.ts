@@ -50,10 +50,10 @@ const TEST_BINDINGS = {
 
 export default defineConfig({
   test: {
-    // Three files at a time on two cores: most tests wait on timers and other processes, not on
-    // the CPU. One at a time (vitest's default here, cores − 1) took CI to 12.5 min; two at a time
-    // took 11.3 min once full outputs, the binding wake and the quotas landed (vitest 589 s).
-    maxWorkers: 3,
+    // Four files at a time on two cores: most tests wait on timers and other processes, not on
+    // the CPU, and none asserts a time. With one busy loop beside it, three at a time took the
+    // test command past 12 minutes.
+    maxWorkers: 4,
     // The JSON report feeds the one-line summary that .ci/run prints.
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     projects: [
