@@ -1,5 +1,5 @@
 // `npm run bench -- binding [--quick]`: completion → agent woken, over a service binding (`wake()`)
-// against the signed webhook, on the same runtime (issue 26, item 6). exec-inbox's built Worker and
+// against the signed webhook, on the same runtime. exec-inbox's built Worker and
 // the receiver Worker (bench/binding-receiver) run in one Miniflare/workerd; each wake's latency is
 // from just before the completion POST to the receiver's clock when the wake landed, and CPU is
 // the workerd processes' (/proc) over the whole loop, divided per wake.

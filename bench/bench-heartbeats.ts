@@ -1,5 +1,5 @@
-// `npm run bench -- heartbeats [--quick]`, also a section of `npm run bench`: what liveness costs
-// (issue 20, item 7). Heartbeats are the most frequent request a runner sends, so the service
+// `npm run bench -- heartbeats [--quick]`, also a section of `npm run bench`: what liveness costs.
+// Heartbeats are the most frequent request a runner sends, so the service
 // promises that one without new progress writes at most one row and that the deadlines of every
 // heartbeating job of a session share its one alarm. Measured on the built Worker on workerd
 // (Miniflare, direct socket), from the session object's own counters (`GET …/stats`) and the

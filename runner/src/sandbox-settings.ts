@@ -75,7 +75,7 @@ function sandboxUser(env: NodeJS.ProcessEnv, root: boolean): SandboxUser | null 
   };
   const uid = id("RUNNER_SANDBOX_UID", DEFAULT_SANDBOX_USER.uid);
   const gid = id("RUNNER_SANDBOX_GID", DEFAULT_SANDBOX_USER.gid);
-  // Never uid 0: a command that is the host's root can reach it through /proc/sys (issue 31).
+  // Never uid 0: a command that is the host's root can reach it through /proc/sys.
   if (uid === null || gid === null) {
     return "RUNNER_SANDBOX_UID and RUNNER_SANDBOX_GID must be user and group ids other than 0";
   }

@@ -1,4 +1,4 @@
-// The example agent host under a hostile caller (issue 25, items 1, 4 and 5): replayed signed
+// The example agent host under a hostile caller: replayed signed
 // resumes, resumes of another tenant, bodies too large or too deep. Real wrangler dev, real runner.
 
 import { MAX_RESUME_BODY_BYTES } from "@exec-inbox/ai-sdk/bounded-body";
@@ -56,7 +56,7 @@ describe("the example agent host under a hostile caller", () => {
     const registrations = registrationsOf(sid);
     const trail = await stack.events(sid);
     const body = resumeBody({ session_id: sid, lifetime, resume_id: delivery!.resumeId });
-    // One at a time, as the flood of issue 25 came (each finding no run active), then a burst.
+    // One at a time, each finding no run active, then a burst.
     const statuses: number[] = [];
     for (let replay = 0; replay < 20; replay++) {
       statuses.push((await postSigned(delivery!.resumeId, body)).status);

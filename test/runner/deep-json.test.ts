@@ -1,5 +1,5 @@
 // The runner reads its bodies with the Worker's reader (shared/body.ts): JSON nested past the
-// stated limit is a 422 naming it, never a crash of the request (issue 25, item 5).
+// stated limit is a 422 naming it, never a crash of the request.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

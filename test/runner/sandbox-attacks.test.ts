@@ -262,7 +262,7 @@ describe.concurrent("a hostile command in the sandbox (real runner, bwrap)", () 
 const SANDBOX_UID = process.getuid?.() === 0 ? DEFAULT_SANDBOX_USER.uid : process.getuid?.();
 const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 
-describe.concurrent("a hostile command against the host's kernel and files (issue 31)", () => {
+describe.concurrent("a hostile command against the host's kernel and files", () => {
   it("runs as an unprivileged host user with no capability, never as the host's root", async () => {
     const started = await exec(
       "id -u; grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status; exec sleep 6011",

@@ -1,4 +1,4 @@
-// Input that passed the revision-1 checks and still did harm (issue 9): dot-segment ids, output
+// Input that passed the revision-1 checks and still did harm: dot-segment ids, output
 // byte totals that contradict the output, and JSON bodies declared in another charset.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";

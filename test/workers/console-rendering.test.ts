@@ -1,4 +1,4 @@
-// What an operator reads is what is there (issue 25, item 7): characters that reorder or hide text
+// What an operator reads is what is there: characters that reorder or hide text
 // are shown as code points, and every answer under /console carries the pages' security headers.
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Console sign-in is a server-side session (issue 25, item 3): an opaque id in the cookie, ended by
+// Console sign-in is a server-side session: an opaque id in the cookie, ended by
 // sign-out, idleness and age; form tokens bound to it; Secure over HTTPS; throttled sign-ins.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Deeply nested JSON (issue 25, item 5): every route that takes a body refuses nesting past the
+// Deeply nested JSON: every route that takes a body refuses nesting past the
 // stated limit with 422 before anything recurses over it, where it used to be a 500 RangeError.
 import { describe, expect, it } from "vitest";
 import { depthDetail, MAX_JSON_DEPTH } from "../../shared/json-depth";

@@ -1,4 +1,4 @@
-// A part re-sent many times with other bytes (issue 31): each re-send lands under its own key, and
+// A part re-sent many times with other bytes: each re-send lands under its own key, and
 // the completion's check must still find every part it names, however many keys the job holds.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

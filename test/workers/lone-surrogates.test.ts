@@ -1,4 +1,4 @@
-// Strings a JSON body may carry (issue 31): a lone surrogate (`\ud800` in the JSON text) is no
+// Strings a JSON body may carry: a lone surrogate (`\ud800` in the JSON text) is no
 // Unicode text, storage cannot keep it, and an identical retry must still be a duplicate.
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";

@@ -1,4 +1,4 @@
-// Per-tenant quotas and the rate limit (issue 25 item 6): each quota's 429 with Retry-After and a
+// Per-tenant quotas and the rate limit: each quota's 429 with Retry-After and a
 // stable code, a refusal that changes nothing, and nothing already accepted refused for it. The
 // `quota` tenant's quotas are small (vitest.config.ts): 3 sessions, 2 running jobs, 4096 bytes of
 // messages, 8192 bytes of full-output parts, 3 long-polls per session and 5 per tenant.

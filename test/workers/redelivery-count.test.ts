@@ -1,5 +1,5 @@
 // A redelivery that falls due while an agent's request is being answered: its webhook counts the
-// claimable items as they are after that request (found by the review of issue 12's fold).
+// claimable items as they are after that request.
 
 import { verifyResume } from "@exec-inbox/client";
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,5 +1,5 @@
 // A request that needs no state must leave none: the health check and every request for a session
-// that does not exist keep the object's storage exactly as a never-asked object's (issue 9).
+// that does not exist keep the object's storage exactly as a never-asked object's.
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
