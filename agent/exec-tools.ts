@@ -4,7 +4,9 @@
 import { type ExecInboxClient, ExecInboxError } from "@exec-inbox/client";
 import { tool } from "ai";
 import { z } from "zod";
+import { backgroundNote } from "../shared/background-note";
 import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
+import { outcomeLine } from "../shared/outcome-line";
 import { capText, outputBudget } from "../shared/output-budget";
 import { outputTools } from "./output-tools";
 import { retrying } from "./retry";
@@ -81,6 +83,23 @@ const lostNote = (endedBy: string | null): string =>
     ? "The runner stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there. Its outcome is unknown, not a result."
     : "The runner lost this process: its outcome is unknown, not a result.";
 
+/**
+ * A runner's answer for a command that exited, led by its outcome (outcome-line.ts): the model
+ * reads how it ended before anything else. A runner that names no status is read by its exit code
+ * alone, and no exit code is never a success.
+ */
+export function withOutcome<A extends ExecAnswer>(answer: A): { outcome: string } & A {
+  const outcome = outcomeLine({
+    status: answer.status ?? null,
+    exitCode: answer.exit_code ?? null,
+    endedBy: answer.ended_by ?? null,
+    signal: answer.signal ?? null,
+    outputTruncated: (answer.output_bytes_dropped ?? 0) > 0,
+    outputBytesTotal: answer.output_bytes_total ?? null,
+  });
+  return { outcome, ...answer };
+}
+
 /** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
 async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputTokens?: number) {
   try {
@@ -88,6 +107,13 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     if (job.status === "running") {
       ctx.onEnded(handle);
       return {
+        outcome: outcomeLine({
+          status: "lost",
+          exitCode: null,
+          endedBy: null,
+          outputTruncated: false,
+          outputBytesTotal: null,
+        }),
         session_id: handle,
         status: "unknown",
         note: "The runner no longer knows this command and no result was reported: its outcome is unknown.",
@@ -97,6 +123,13 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     // Capped like the runner's answer: a pull must not flood the model's context.
     const capped = capText(job.output ?? "", outputBudget(maxOutputTokens));
     return {
+      outcome: outcomeLine({
+        status: job.status,
+        exitCode: job.exit_code,
+        endedBy: job.ended_by,
+        outputTruncated: job.output_truncated || capped.truncated,
+        outputBytesTotal: job.output_bytes_total,
+      }),
       session_id: handle,
       status: job.status,
       exit_code: job.exit_code,
@@ -136,17 +169,18 @@ export function execTools(ctx: ExecToolContext) {
     ...outputTools(ctx),
     exec_command: tool({
       description:
-        "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
+        "Run a shell command. Returns its outcome, exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background, and a note that says whether you will be told when it ends. Read a background command with write_stdin.",
       inputSchema: execCommandInput,
       execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
         // The session's own workspace: another agent's files are not in the command's view.
         const answer = await ctx.runner.execCommand({ ...input, workspace: ctx.sessionId });
         const handle = answer.session_id;
-        if (handle === undefined) return answer;
+        if (handle === undefined) return withOutcome(answer);
         // Reserve and arm before the model hears of the handle: a completion that comes between
         // the two is held by the runner until armed, so none can be missed. Both are idempotent.
+        let willWake: boolean;
         try {
-          const { callback } = await retrying(() =>
+          const reservation = await retrying(() =>
             ctx.inbox.reserveJob(ctx.sessionId, {
               handle,
               command: input.cmd,
@@ -155,7 +189,9 @@ export function execTools(ctx: ExecToolContext) {
                 : { heartbeat_timeout_ms: ctx.heartbeatTimeoutMs }),
             }),
           );
-          await retrying(() => ctx.runner.armCallback(handle, callback));
+          await retrying(() => ctx.runner.armCallback(handle, reservation.callback));
+          // A service that does not say is taken at its silence: no wake is promised.
+          willWake = reservation.will_wake === true;
         } catch (error) {
           // Nobody would be told when it ends: a command must not run unwatched.
           const killed = await retrying(() => ctx.runner.kill(handle)).then(
@@ -172,15 +208,12 @@ export function execTools(ctx: ExecToolContext) {
           };
         }
         ctx.onBackground(handle);
-        return {
-          ...answer,
-          note: "Still running in the background. You will get a runtime message when it ends; then read it with write_stdin.",
-        };
+        return { ...answer, note: backgroundNote(handle, willWake) };
       },
     }),
     write_stdin: tool({
       description:
-        "Write characters to a running command's stdin (empty chars: only read), returning new output, and exit_code once it has exited.",
+        "Write characters to a running command's stdin (empty chars: only read), returning new output; once it has ended, its outcome first, then exit_code and output.",
       inputSchema: writeStdinInput,
       execute: async (input) => {
         // Runner handles are global to the runner: only a job of this session may be touched.
@@ -194,8 +227,9 @@ export function execTools(ctx: ExecToolContext) {
         }
         try {
           const answer = await ctx.runner.writeStdin(input);
-          if (answer.exit_code !== undefined) ctx.onEnded(input.session_id);
-          return answer;
+          if (answer.exit_code === undefined) return answer;
+          ctx.onEnded(input.session_id);
+          return withOutcome(answer);
         } catch (error) {
           if (error instanceof RunnerError && error.status === 404) {
             return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
