@@ -306,4 +306,33 @@ describe("the Agents SDK kit", () => {
     expect(messages.map((message) => message.role)).toEqual(["user", "assistant"]);
     expect((await promptAgent(sid, "are you there?")).status).toBe(200);
   }, 40_000);
+
+  // The deployment's default webhook is a tenant's (globex) and this agent serves the default
+  // tenant: that case is held for the same exec tools in test/workers/wake-promises.test.ts.
+  for (const [name, target, promised] of [
+    ["its resume binding", { resume_binding: "SHELL_AGENT_WAKE" }, true],
+    ["its own resume_url", { resume_url: "http://hooks.test/hooks/sdk-honest" }, true],
+    ["no wake path", {}, false],
+  ] as const) {
+    it(`the model of a session with ${name} is promised a wake for its background command only if one will come`, async () => {
+      const sid = api.uniqueId("sdk-honest");
+      const created = await api.call("POST", "/v1/sessions", { body: { id: sid, ...target } });
+      expect(created.status).toBe(201);
+      const answer = await promptAgent(sid, "run: make test");
+      expect(answer.status).toBe(200);
+      const results = (await transcript(sid)).filter((message) => message.role === "tool");
+      const note = textOf(results.at(-1)!);
+      expect(note).toContain("exec_command");
+      if (promised) {
+        expect(note).toContain("You will get a runtime message when it ends");
+        expect(note).not.toContain("Nothing will wake you");
+      } else {
+        expect(note).toContain("Nothing will wake you when it ends");
+        expect(note).not.toContain("You will get a runtime message");
+      }
+      // The scripted model believes the note, no more.
+      const said = ((await answer.json()) as { answer: string }).answer;
+      expect(said).toContain(promised ? "I will read it when it ends" : "nothing will tell me");
+    });
+  }
 });
