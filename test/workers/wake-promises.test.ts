@@ -5,9 +5,9 @@
 import { env } from "cloudflare:workers";
 import { execTools } from "@exec-inbox/ai-sdk/exec-tools";
 import { RunnerClient } from "@exec-inbox/ai-sdk/runner-client";
-import { execFunctionTools } from "@exec-inbox/openai-agents";
 import { RunContext } from "@openai/agents";
 import { describe, expect, it } from "vitest";
+import { execFunctionTools } from "../../openai-agents/function-tools";
 import * as api from "../support/api";
 import { AGENT_TOKEN, GLOBEX_AGENT_TOKEN } from "../support/secrets";
 
@@ -105,7 +105,7 @@ describe("honest wakes", () => {
       const tools = execTools(toolContext(c, sid));
       const answer = (await tools.exec_command.execute?.(
         { cmd: "sleep 60" },
-        { toolCallId: "call-1", messages: [] },
+        { toolCallId: "call-1", messages: [], context: {} },
       )) as { session_id: string; note: string };
       expect(answer.session_id).toEqual(expect.any(String));
       expectHonestNote(answer.note, c, answer.session_id);
