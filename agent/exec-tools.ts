@@ -4,10 +4,18 @@
 import { type ExecInboxClient, ExecInboxError } from "@exec-inbox/client";
 import { tool } from "ai";
 import { z } from "zod";
-import { backgroundNote } from "../shared/background-note";
 import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
-import { outcomeLine } from "../shared/outcome-line";
 import { capText, outputBudget } from "../shared/output-budget";
+import {
+  backgroundNote,
+  INPUT_NOT_SENT,
+  lostNote,
+  noCommand,
+  outcomeLine,
+  RUNNER_FORGOT_NOTE,
+  unreachableNote,
+  untakenNote,
+} from "./model-texts";
 import { outputTools } from "./output-tools";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
@@ -77,12 +85,6 @@ const writeStdinInput = z.object({
   max_output_tokens: z.int().min(1).max(1_000_000).optional(),
 });
 
-/** What the model is told of a lost job: a vanished runner is said plainly. */
-const lostNote = (endedBy: string | null): string =>
-  endedBy === "heartbeat_timeout"
-    ? "The runner stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there. Its outcome is unknown, not a result."
-    : "The runner lost this process: its outcome is unknown, not a result.";
-
 /**
  * A runner's answer for a command that exited, led by its outcome (outcome-line.ts): the model
  * reads how it ended before anything else. A runner that names no status is read by its exit code
@@ -116,7 +118,7 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
         }),
         session_id: handle,
         status: "unknown",
-        note: "The runner no longer knows this command and no result was reported: its outcome is unknown.",
+        note: RUNNER_FORGOT_NOTE,
       };
     }
     ctx.onEnded(handle);
@@ -139,7 +141,7 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     };
   } catch (error) {
     if (error instanceof ExecInboxError && error.problem.status === 404) {
-      throw new Error(`no command with session_id ${handle}`);
+      throw new Error(noCommand(handle, false));
     }
     throw error;
   }
@@ -159,7 +161,7 @@ async function lastKnown(ctx: ExecToolContext, handle: string, maxOutputTokens?:
     ...(job.progress.output_bytes_total === null
       ? {}
       : { output_bytes_total: job.progress.output_bytes_total }),
-    note: `The runner cannot be reached right now. This is the tail of the output it last reported, at ${job.progress.at}; the command may have moved on. Try write_stdin again later.`,
+    note: unreachableNote(job.progress.at),
   };
 }
 
@@ -202,9 +204,7 @@ export function execTools(ctx: ExecToolContext) {
             ...answer,
             session_id: handle,
             status: killed ? "killed" : "unwatched",
-            note: killed
-              ? `The command was stopped: exec-inbox could not take it in the background (${String(error)}). Run it again later.`
-              : `exec-inbox could not take the command in the background (${String(error)}) and it could not be stopped: its outcome is unknown and nobody will report it.`,
+            note: untakenNote(killed, error),
           };
         }
         ctx.onBackground(handle);
@@ -221,7 +221,7 @@ export function execTools(ctx: ExecToolContext) {
           await retrying(() => ctx.inbox.getJob(ctx.sessionId, input.session_id));
         } catch (error) {
           if (error instanceof ExecInboxError && error.problem.status === 404) {
-            throw new Error(`no command with session_id ${input.session_id} in this session`);
+            throw new Error(noCommand(input.session_id, true));
           }
           throw error;
         }
@@ -242,7 +242,7 @@ export function execTools(ctx: ExecToolContext) {
             : null;
           if (known === null) throw error;
           return input.chars
-            ? { ...known, note: `Your input was not sent. ${String(known.note ?? "")}`.trim() }
+            ? { ...known, note: `${INPUT_NOT_SENT} ${String(known.note ?? "")}`.trim() }
             : known;
         }
       },
