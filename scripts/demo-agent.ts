@@ -30,16 +30,7 @@ import {
   startDemoRunner,
   step,
 } from "./lib/demo-stack";
-import { agentsReads, aiSdkReads } from "./lib/model-reads";
-
-/** Prints, beside the timeline, each text the model read since the last step, exactly. */
-function printReads(texts: readonly string[]): void {
-  for (const text of texts) {
-    const [first = "", ...rest] = text.split("\n");
-    console.log(`             │ model read: ${first}`);
-    for (const line of rest) console.log(`             │             ${line}`);
-  }
-}
+import { agentsReads, aiSdkReads, printReads } from "./lib/model-reads";
 
 type HostSettings = Omit<ExampleHostOptions, "model" | "turn" | "system" | "maxSteps">;
 

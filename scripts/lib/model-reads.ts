@@ -75,3 +75,12 @@ export function agentsReads(
     return texts;
   };
 }
+
+/** Prints, beside the timeline, each text the model read since the last step, exactly. */
+export function printReads(texts: readonly string[]): void {
+  for (const text of texts) {
+    const [first = "", ...rest] = text.split("\n");
+    console.log(`             │ model read: ${first}`);
+    for (const line of rest) console.log(`             │             ${line}`);
+  }
+}
