@@ -246,7 +246,8 @@ export class ProcessTable {
     };
     if (process.exit === null) return { session_id: process.sessionId, ...base };
     process.exitReported = true;
-    const ending = endingOf(process, false);
+    // Closed: the runner is stopping, and its SIGTERM ended whatever still ran.
+    const ending = endingOf(process, this.closed);
     process.finalAnswer = {
       session_id: process.sessionId,
       exit_code: ending.exitCode,
