@@ -9,6 +9,7 @@ import { capText, outputBudget } from "../shared/output-budget";
 import {
   backgroundNote,
   INPUT_NOT_SENT,
+  jobOutcomeLine,
   lostNote,
   noCommand,
   outcomeLine,
@@ -125,13 +126,7 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     // Capped like the runner's answer: a pull must not flood the model's context.
     const capped = capText(job.output ?? "", outputBudget(maxOutputTokens));
     return {
-      outcome: outcomeLine({
-        status: job.status,
-        exitCode: job.exit_code,
-        endedBy: job.ended_by,
-        outputTruncated: job.output_truncated || capped.truncated,
-        outputBytesTotal: job.output_bytes_total,
-      }),
+      outcome: jobOutcomeLine(job, capped.truncated),
       session_id: handle,
       status: job.status,
       exit_code: job.exit_code,

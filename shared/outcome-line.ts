@@ -48,3 +48,22 @@ export function outcomeLine(facts: OutcomeFacts): string {
         : "";
   return `${outcome(facts)}${cut}`;
 }
+
+/** A job as the API shows it (the pull, the MCP result): the fields its outcome line reads. */
+interface JobOutcomeFields {
+  readonly status: string;
+  readonly exit_code: number | null;
+  readonly ended_by: string | null;
+  readonly output_truncated: boolean;
+  readonly output_bytes_total: number;
+}
+
+/** The outcome line of a job with its result; `cut`: the caller cut its output further. */
+export const jobOutcomeLine = (job: JobOutcomeFields, cut = false): string =>
+  outcomeLine({
+    status: job.status,
+    exitCode: job.exit_code,
+    endedBy: job.ended_by,
+    outputTruncated: job.output_truncated || cut,
+    outputBytesTotal: job.output_bytes_total,
+  });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { outcomeLine } from "../../shared/outcome-line";
+import { jobOutcomeLine, outcomeLine } from "../../shared/outcome-line";
 import { completed, NO_LIVENESS, T0 } from "../../test/support/domain";
 import {
   completionEnvelope,
@@ -184,5 +184,19 @@ describe("the outcome line", () => {
         outputBytesTotal: null,
       }),
     ).toBe("exited with code 0; output cut");
+  });
+});
+
+describe("the outcome line of a job as the API shows it", () => {
+  it("reads the pull's fields, and says cut when the caller cut the output further", () => {
+    const job = {
+      status: "killed",
+      exit_code: null,
+      ended_by: "memory_limit",
+      output_truncated: false,
+      output_bytes_total: 70,
+    };
+    expect(jobOutcomeLine(job)).toBe("killed (memory_limit)");
+    expect(jobOutcomeLine(job, true)).toBe("killed (memory_limit); output cut, 70 bytes in total");
   });
 });
