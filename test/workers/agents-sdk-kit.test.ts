@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
-import { ACME_AGENT_TOKEN } from "../support/secrets";
+import { ACME_AGENT_TOKEN, AGENT_TOKEN, GLOBEX_AGENT_TOKEN } from "../support/secrets";
 
 interface RunnerJob {
   handle: string;
@@ -307,20 +307,38 @@ describe("the Agents SDK kit", () => {
     expect((await promptAgent(sid, "are you there?")).status).toBe(200);
   }, 40_000);
 
-  // The deployment's default webhook is a tenant's (globex) and this agent serves the default
-  // tenant: that case is held for the same exec tools in test/workers/wake-promises.test.ts.
-  for (const [name, target, promised] of [
-    ["its resume binding", { resume_binding: "SHELL_AGENT_WAKE" }, true],
-    ["its own resume_url", { resume_url: "http://hooks.test/hooks/sdk-honest" }, true],
-    ["no wake path", {}, false],
+  for (const [name, target, promised, front, token] of [
+    ["its resume binding", { resume_binding: "SHELL_AGENT_WAKE" }, true, "default", AGENT_TOKEN],
+    [
+      "its own resume_url",
+      { resume_url: "http://hooks.test/hooks/sdk-honest" },
+      true,
+      "default",
+      AGENT_TOKEN,
+    ],
+    // globex has a default webhook of its own (vitest.config.ts); the default tenant has none.
+    ["its tenant's default webhook", {}, true, "globex", GLOBEX_AGENT_TOKEN],
+    ["no wake path", {}, false, "default", AGENT_TOKEN],
   ] as const) {
     it(`the model of a session with ${name} is promised a wake for its background command only if one will come`, async () => {
       const sid = api.uniqueId("sdk-honest");
-      const created = await api.call("POST", "/v1/sessions", { body: { id: sid, ...target } });
+      const created = await api.call("POST", "/v1/sessions", {
+        token,
+        body: { id: sid, ...target },
+      });
       expect(created.status).toBe(201);
-      const answer = await promptAgent(sid, "run: make test");
+      const agent = front === "globex" ? env.SHELL_AGENT_GLOBEX_HTTP : env.SHELL_AGENT_HTTP;
+      const answer = await agent.fetch(`http://agent/agents/${sid}/prompt`, {
+        method: "POST",
+        body: JSON.stringify({ text: "run: make test" }),
+      });
       expect(answer.status).toBe(200);
-      const results = (await transcript(sid)).filter((message) => message.role === "tool");
+      const messages = (
+        (await (await agent.fetch(`http://agent/agents/${sid}/transcript`)).json()) as {
+          messages: Message[];
+        }
+      ).messages;
+      const results = messages.filter((message) => message.role === "tool");
       const note = textOf(results.at(-1)!);
       expect(note).toContain("exec_command");
       if (promised) {
