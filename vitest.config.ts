@@ -3,7 +3,7 @@ import { defaultClientConditions, defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 // With its extension: Vite loads this config natively, without TypeScript's resolution.
 import { WORKER_BUNDLE, WORKER_BUNDLE_ENV } from "./test/support/bundle-worker.ts";
-import { TEST_SECRETS } from "./test/support/secrets.ts";
+import { GLOBEX_AGENT_TOKEN, TEST_SECRETS } from "./test/support/secrets.ts";
 import { SOURCE_CONDITION } from "./test/support/source-condition.ts";
 
 // The packages (client, kits) resolve to their TypeScript sources here, not to a built dist/.
@@ -79,6 +79,8 @@ export default defineConfig({
                 // The Agents SDK kit's example agent: its wake entrypoint and its HTTP front.
                 SHELL_AGENT_WAKE: { name: "sdk-agent", entrypoint: "ExecInboxWake" },
                 SHELL_AGENT_HTTP: "sdk-agent",
+                // The same agent serving tenant globex, whose sessions have a default webhook.
+                SHELL_AGENT_GLOBEX_HTTP: "sdk-agent-globex",
                 FAKE_RUNNER: "fake-runner",
               },
               workers: [
@@ -102,6 +104,21 @@ export default defineConfig({
                   outboundService: "fake-runner",
                   bindings: {
                     EXEC_INBOX_TOKEN: TEST_SECRETS.AGENT_TOKENS.split(",")[0] ?? "",
+                    RUNNER_URL: "http://runner.test",
+                    RUNNER_TOKEN: "test-runner-token",
+                  },
+                },
+                {
+                  name: "sdk-agent-globex",
+                  modules: true,
+                  scriptPath: "./.vitest-bundles/sdk-agent/worker.js",
+                  compatibilityDate: "2026-11-17",
+                  compatibilityFlags: ["nodejs_compat"],
+                  durableObjects: { SHELL_AGENT: { className: "ShellAgent", useSQLite: true } },
+                  serviceBindings: { EXEC_INBOX: "vitest-plugin-runner-workers" },
+                  outboundService: "fake-runner",
+                  bindings: {
+                    EXEC_INBOX_TOKEN: GLOBEX_AGENT_TOKEN,
                     RUNNER_URL: "http://runner.test",
                     RUNNER_TOKEN: "test-runner-token",
                   },

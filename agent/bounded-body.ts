@@ -25,7 +25,7 @@ export async function readBoundedText(request: Request, maxBytes: number): Promi
   try {
     return {
       ok: true,
-      text: new TextDecoder("utf-8", { fatal: true }).decode(read.bytes),
+      text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(read.bytes),
     };
   } catch {
     return { ok: false, status: 422, error: "request body is not valid UTF-8" };

@@ -6,6 +6,17 @@ import { tool } from "ai";
 import { z } from "zod";
 import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
 import { capText, outputBudget } from "../shared/output-budget";
+import {
+  backgroundNote,
+  INPUT_NOT_SENT,
+  jobOutcomeLine,
+  lostNote,
+  noCommand,
+  outcomeLine,
+  RUNNER_FORGOT_NOTE,
+  unreachableNote,
+  untakenNote,
+} from "./model-texts";
 import { outputTools } from "./output-tools";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
@@ -75,11 +86,22 @@ const writeStdinInput = z.object({
   max_output_tokens: z.int().min(1).max(1_000_000).optional(),
 });
 
-/** What the model is told of a lost job: a vanished runner is said plainly. */
-const lostNote = (endedBy: string | null): string =>
-  endedBy === "heartbeat_timeout"
-    ? "The runner stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there. Its outcome is unknown, not a result."
-    : "The runner lost this process: its outcome is unknown, not a result.";
+/**
+ * A runner's answer for a command that exited, led by its outcome (outcome-line.ts): the model
+ * reads how it ended before anything else. A runner that names no status is read by its exit code
+ * alone, and no exit code is never a success.
+ */
+export function withOutcome<A extends ExecAnswer>(answer: A): { outcome: string } & A {
+  const outcome = outcomeLine({
+    status: answer.status ?? null,
+    exitCode: answer.exit_code ?? null,
+    endedBy: answer.ended_by ?? null,
+    signal: answer.signal ?? null,
+    outputTruncated: (answer.output_bytes_dropped ?? 0) > 0,
+    outputBytesTotal: answer.output_bytes_total ?? null,
+  });
+  return { outcome, ...answer };
+}
 
 /** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
 async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputTokens?: number) {
@@ -88,15 +110,23 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     if (job.status === "running") {
       ctx.onEnded(handle);
       return {
+        outcome: outcomeLine({
+          status: "lost",
+          exitCode: null,
+          endedBy: null,
+          outputTruncated: false,
+          outputBytesTotal: null,
+        }),
         session_id: handle,
         status: "unknown",
-        note: "The runner no longer knows this command and no result was reported: its outcome is unknown.",
+        note: RUNNER_FORGOT_NOTE,
       };
     }
     ctx.onEnded(handle);
     // Capped like the runner's answer: a pull must not flood the model's context.
     const capped = capText(job.output ?? "", outputBudget(maxOutputTokens));
     return {
+      outcome: jobOutcomeLine(job, capped.truncated),
       session_id: handle,
       status: job.status,
       exit_code: job.exit_code,
@@ -106,7 +136,7 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
     };
   } catch (error) {
     if (error instanceof ExecInboxError && error.problem.status === 404) {
-      throw new Error(`no command with session_id ${handle}`);
+      throw new Error(noCommand(handle, false));
     }
     throw error;
   }
@@ -126,7 +156,7 @@ async function lastKnown(ctx: ExecToolContext, handle: string, maxOutputTokens?:
     ...(job.progress.output_bytes_total === null
       ? {}
       : { output_bytes_total: job.progress.output_bytes_total }),
-    note: `The runner cannot be reached right now. This is the tail of the output it last reported, at ${job.progress.at}; the command may have moved on. Try write_stdin again later.`,
+    note: unreachableNote(job.progress.at),
   };
 }
 
@@ -136,17 +166,18 @@ export function execTools(ctx: ExecToolContext) {
     ...outputTools(ctx),
     exec_command: tool({
       description:
-        "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
+        "Run a shell command. Returns its outcome, exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background, and a note that says whether you will be told when it ends. Read a background command with write_stdin.",
       inputSchema: execCommandInput,
       execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
         // The session's own workspace: another agent's files are not in the command's view.
         const answer = await ctx.runner.execCommand({ ...input, workspace: ctx.sessionId });
         const handle = answer.session_id;
-        if (handle === undefined) return answer;
+        if (handle === undefined) return withOutcome(answer);
         // Reserve and arm before the model hears of the handle: a completion that comes between
         // the two is held by the runner until armed, so none can be missed. Both are idempotent.
+        let willWake: boolean;
         try {
-          const { callback } = await retrying(() =>
+          const reservation = await retrying(() =>
             ctx.inbox.reserveJob(ctx.sessionId, {
               handle,
               command: input.cmd,
@@ -155,7 +186,9 @@ export function execTools(ctx: ExecToolContext) {
                 : { heartbeat_timeout_ms: ctx.heartbeatTimeoutMs }),
             }),
           );
-          await retrying(() => ctx.runner.armCallback(handle, callback));
+          await retrying(() => ctx.runner.armCallback(handle, reservation.callback));
+          // A service that does not say is taken at its silence: no wake is promised.
+          willWake = reservation.will_wake === true;
         } catch (error) {
           // Nobody would be told when it ends: a command must not run unwatched.
           const killed = await retrying(() => ctx.runner.kill(handle)).then(
@@ -166,21 +199,16 @@ export function execTools(ctx: ExecToolContext) {
             ...answer,
             session_id: handle,
             status: killed ? "killed" : "unwatched",
-            note: killed
-              ? `The command was stopped: exec-inbox could not take it in the background (${String(error)}). Run it again later.`
-              : `exec-inbox could not take the command in the background (${String(error)}) and it could not be stopped: its outcome is unknown and nobody will report it.`,
+            note: untakenNote(killed, error),
           };
         }
         ctx.onBackground(handle);
-        return {
-          ...answer,
-          note: "Still running in the background. You will get a runtime message when it ends; then read it with write_stdin.",
-        };
+        return { ...answer, note: backgroundNote(handle, willWake) };
       },
     }),
     write_stdin: tool({
       description:
-        "Write characters to a running command's stdin (empty chars: only read), returning new output, and exit_code once it has exited.",
+        "Write characters to a running command's stdin (empty chars: only read), returning new output; once it has ended, its outcome first, then exit_code and output.",
       inputSchema: writeStdinInput,
       execute: async (input) => {
         // Runner handles are global to the runner: only a job of this session may be touched.
@@ -188,14 +216,15 @@ export function execTools(ctx: ExecToolContext) {
           await retrying(() => ctx.inbox.getJob(ctx.sessionId, input.session_id));
         } catch (error) {
           if (error instanceof ExecInboxError && error.problem.status === 404) {
-            throw new Error(`no command with session_id ${input.session_id} in this session`);
+            throw new Error(noCommand(input.session_id, true));
           }
           throw error;
         }
         try {
           const answer = await ctx.runner.writeStdin(input);
-          if (answer.exit_code !== undefined) ctx.onEnded(input.session_id);
-          return answer;
+          if (answer.exit_code === undefined) return answer;
+          ctx.onEnded(input.session_id);
+          return withOutcome(answer);
         } catch (error) {
           if (error instanceof RunnerError && error.status === 404) {
             return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
@@ -208,7 +237,7 @@ export function execTools(ctx: ExecToolContext) {
             : null;
           if (known === null) throw error;
           return input.chars
-            ? { ...known, note: `Your input was not sent. ${String(known.note ?? "")}`.trim() }
+            ? { ...known, note: `${INPUT_NOT_SENT} ${String(known.note ?? "")}`.trim() }
             : known;
         }
       },

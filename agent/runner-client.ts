@@ -25,6 +25,12 @@ export interface ExecAnswer {
   readonly wall_time_ms?: number;
   readonly output_bytes_total?: number;
   readonly output_bytes_dropped?: number;
+  /** Once exited, from the reference runner: as its completion says (completed, failed, killed). */
+  readonly status?: string;
+  /** Once exited: who ended it, as the completion's `ended_by`. */
+  readonly ended_by?: string;
+  /** Once exited by a signal: its name (e.g. SIGKILL). */
+  readonly signal?: string;
 }
 
 export class RunnerError extends Error {
@@ -41,12 +47,19 @@ export class RunnerError extends Error {
 export class RunnerClient {
   private readonly base: string;
 
-  constructor(private readonly options: { baseUrl: string; token: string }) {
+  constructor(
+    private readonly options: {
+      baseUrl: string;
+      token: string;
+      /** The fetch that reaches the runner (default: the global one), e.g. a service binding's. */
+      fetch?: (request: Request) => Promise<Response>;
+    },
+  ) {
     this.base = options.baseUrl.replace(/\/+$/, "");
   }
 
   private async post<T>(path: string, body: unknown): Promise<T> {
-    const response = await fetch(`${this.base}${path}`, {
+    const request = new Request(`${this.base}${path}`, {
       method: "POST",
       headers: {
         authorization: `Bearer ${this.options.token}`,
@@ -54,6 +67,7 @@ export class RunnerClient {
       },
       body: JSON.stringify(body),
     });
+    const response = await (this.options.fetch ?? fetch)(request);
     const text = await response.text();
     let parsed: Record<string, unknown> = {};
     try {

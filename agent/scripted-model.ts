@@ -34,9 +34,17 @@ export function describeResult(toolName: string, value: Record<string, unknown>)
     return `The outcome of command${handle} is unknown (the runner lost it); it may or may not have run to the end.`;
   }
   if (toolName === "exec_command" && value.exit_code === undefined) {
-    return `Started command${handle} in the background; I will read it when it ends.`;
+    // It believes what the tool's note promised, no more.
+    const promised = String(value.note ?? "").includes("You will get a runtime message");
+    return promised
+      ? `Started command${handle} in the background; I will read it when it ends.`
+      : `Started command${handle} in the background; nothing will tell me when it ends, so I will check on it with write_stdin.`;
   }
-  return `Command${handle} exited with code ${String(value.exit_code)}: ${String(value.output)}`;
+  const outcome =
+    typeof value.outcome === "string"
+      ? value.outcome
+      : `exited with code ${String(value.exit_code)}`;
+  return `Command${handle} ${outcome}: ${String(value.output)}`;
 }
 
 /**

@@ -7,7 +7,7 @@ import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from
 import { type ExecToolContext, execTools } from "./exec-tools";
 
 export const DEFAULT_SYSTEM =
-  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; when one ends you get a runtime message, and you read its result with write_stdin.";
+  "You operate a shell through exec_command and write_stdin. Long commands continue in the background; the note beside one says whether a runtime message will tell you when it ends. Read a background command's result with write_stdin, and check with it yourself when no message is promised.";
 
 export interface TurnInput<M> {
   readonly sessionId: string;

@@ -2,7 +2,7 @@
 // the same descriptions, inputs and answers, so the model meets the same exec_command and
 // write_stdin whichever framework runs it.
 
-import { type ExecToolContext, execTools } from "@exec-inbox/ai-sdk";
+import { type ExecToolContext, execTools } from "@exec-inbox/ai-sdk/exec-tools";
 import { type FunctionTool, type JsonSchemaDefinition, tool } from "@openai/agents";
 import { z } from "zod";
 

@@ -30,6 +30,7 @@ import {
   startDemoRunner,
   step,
 } from "./lib/demo-stack";
+import { agentsReads, aiSdkReads, printReads } from "./lib/model-reads";
 
 type HostSettings = Omit<ExampleHostOptions, "model" | "turn" | "system" | "maxSteps">;
 
@@ -41,6 +42,8 @@ interface DemoKit {
     lastAnswer: (sessionId: string) => Promise<string>;
     /** Runtime messages in the input of the model's call that read the result. */
     runtimeSeen: () => number;
+    /** The texts the model read since this was last asked, each as the model was given it. */
+    newReads: () => string[];
   }>;
 }
 
@@ -49,6 +52,7 @@ const aiSdk: DemoKit = {
   async start(settings) {
     const model = scriptedModel();
     const host = await startExampleHost<ModelMessage>({ ...settings, model: () => model });
+    const reads = aiSdkReads();
     return {
       host: host as ExampleHost<unknown>,
       async lastAnswer(sessionId) {
@@ -64,6 +68,7 @@ const aiSdk: DemoKit = {
         (model.doGenerateCalls.at(-2)?.prompt ?? []).filter(
           (m) => m.role === "user" && JSON.stringify(m.content).includes("[runtime]"),
         ).length,
+      newReads: () => reads(model.doGenerateCalls.map((call) => call.prompt as ModelMessage[])),
     };
   },
 };
@@ -74,6 +79,7 @@ const openAiAgents: DemoKit = {
     // No traces leave the machine: the demo has no OpenAI key.
     setTracingDisabled(true);
     const model = new ScriptedAgentsModel();
+    const reads = agentsReads(DEFAULT_SYSTEM);
     const host = await startExampleHost<AgentInputItem>({
       ...settings,
       turn: openAiAgentsTurn({
@@ -91,6 +97,7 @@ const openAiAgents: DemoKit = {
       },
       runtimeSeen: () =>
         (model.inputs.at(-2) ?? []).filter((item) => itemText(item).startsWith("[runtime]")).length,
+      newReads: () => reads(model.inputs),
     };
   },
 };
@@ -134,6 +141,7 @@ export async function agentDemo(kitName = "ai-sdk"): Promise<void> {
     step("session created", sessionId);
     const answer = await kit.sendUserMessage(sessionId, `run: ${DEMO_COMMAND}`);
     step("the model called exec_command; its turn ended", answer);
+    printReads(started.newReads());
     const suspended = await inbox.getSession(sessionId);
     step(
       "session suspended by the kit",
@@ -158,6 +166,7 @@ export async function agentDemo(kitName = "ai-sdk"): Promise<void> {
     const runtime = started.runtimeSeen();
     step("the resumed model was given the runtime message", `${runtime} time(s)`);
     step("the model read it with write_stdin and answered", await started.lastAnswer(sessionId));
+    printReads(started.newReads());
     const final = await inbox.getSession(sessionId);
     step("acked and finished", `status=${final.status}, inbox pending=${final.inbox.pending}`);
     if (final.status !== "idle" || runtime !== 1) throw new Error("unexpected end state");

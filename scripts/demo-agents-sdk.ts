@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ExecInboxClient } from "@exec-inbox/client";
+import type { ModelMessage } from "ai";
 import { AGENT_TOKEN, freePort } from "../test/support/local-stack";
 import { SHELL_AGENT, startTwoWorkers, type TwoWorkers } from "../test/support/two-workers";
 import {
@@ -15,6 +16,7 @@ import {
   startDemoRunner,
   step,
 } from "./lib/demo-stack";
+import { aiSdkReads, printReads } from "./lib/model-reads";
 
 export async function agentsSdkDemo(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "exec-inbox-sdk-demo-"));
@@ -39,11 +41,18 @@ export async function agentsSdkDemo(): Promise<void> {
     await inbox.createSession({ id: sessionId, resume_binding: "SHELL_AGENT_WAKE" });
     step("session created, woken through the binding", sessionId);
     const agentUrl = `${workers.agent.base}/agents/${sessionId}`;
+    const reads = aiSdkReads();
+    const newReads = async () =>
+      reads(
+        ((await (await fetch(`${agentUrl}/prompts`)).json()) as { prompts: ModelMessage[][] })
+          .prompts,
+      );
     const answer = await fetch(`${agentUrl}/prompt`, {
       method: "POST",
       body: JSON.stringify({ text: `run: ${DEMO_COMMAND}` }),
     });
     step("the agent called exec_command; its turn ended", JSON.stringify(await answer.json()));
+    printReads(await newReads());
     step("session", `status=${(await inbox.getSession(sessionId)).status}`);
     const deadline = Date.now() + 30_000;
     let messages: Array<{ role: string; content: unknown }> = [];
@@ -68,6 +77,7 @@ export async function agentsSdkDemo(): Promise<void> {
       "the agent read it with write_stdin and answered",
       JSON.stringify(messages.at(-1)?.content),
     );
+    printReads(await newReads());
     let settled = await inbox.getSession(sessionId);
     while (settled.status !== "idle" && Date.now() < deadline) {
       await sleep(100);

@@ -12,6 +12,8 @@ declare global {
         ): Promise<{ taken: boolean; reason?: string; runId?: string }>;
       };
       readonly SHELL_AGENT_HTTP: Fetcher;
+      /** The same agent Worker, serving tenant globex. */
+      readonly SHELL_AGENT_GLOBEX_HTTP: Fetcher;
       readonly FAKE_RUNNER: Fetcher;
     }
   }

@@ -6,6 +6,7 @@ import type { FullOutputBody } from "../../shared/full-output";
 import { outputBudget } from "../../shared/output-budget";
 import { removeWhenEmpty } from "./cgroup";
 import { childEnvironment } from "./child-env";
+import { type Ending, endingOf } from "./ending";
 import { type Exit, exitOf } from "./exit-status";
 import { embeddedPlan, type LaunchPlan, launch } from "./launch";
 import { DiskMeter, type LimitHit, limitPassed, watchLimits } from "./limit-watch";
@@ -33,8 +34,12 @@ interface ToolAnswer {
   readonly wall_time_ms: number;
   readonly output_bytes_total: number;
   readonly output_bytes_dropped: number;
-  /** Only when a limit ended the command: which one, as the completion says it. */
-  readonly ended_by?: LimitHit;
+  /** Once exited: completed, failed or killed, as the completion says it. */
+  readonly status?: Ending["status"];
+  /** Once exited: who ended it (a limit, a kill request, the process itself), as the completion. */
+  readonly ended_by?: Ending["endedBy"];
+  /** Once exited by a signal: its name. */
+  readonly signal?: string;
 }
 
 export interface ManagedProcess {
@@ -74,8 +79,6 @@ interface ProcessTableOptions {
   /** Spool each command's whole output to `dir` (at most `maxBytes`, in parts of `partBytes`). */
   readonly spool?: { readonly dir: string; readonly maxBytes: number; readonly partBytes: number };
 }
-
-const exitCodeOf = (exit: Exit): number | null => (exit.kind === "exited" ? exit.exitCode : null);
 
 export class ProcessTable {
   private readonly processes = new Map<string, ManagedProcess>();
@@ -243,11 +246,15 @@ export class ProcessTable {
     };
     if (process.exit === null) return { session_id: process.sessionId, ...base };
     process.exitReported = true;
+    // Closed: the runner is stopping, and its SIGTERM ended whatever still ran.
+    const ending = endingOf(process, this.closed);
     process.finalAnswer = {
       session_id: process.sessionId,
-      exit_code: process.limitHit === null ? exitCodeOf(process.exit) : null,
+      exit_code: ending.exitCode,
       ...base,
-      ...(process.limitHit === null ? {} : { ended_by: process.limitHit }),
+      status: ending.status,
+      ended_by: ending.endedBy,
+      ...(ending.signal === null ? {} : { signal: ending.signal }),
     };
     return process.finalAnswer;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { jobOutcomeLine, outcomeLine } from "../../shared/outcome-line";
 import { completed, NO_LIVENESS, T0 } from "../../test/support/domain";
 import {
   completionEnvelope,
@@ -32,7 +33,9 @@ describe("provider messages", () => {
     const message = providerMessage(completionEnvelope(job, completed(7, "inbox-result"), 1, T0));
     expect(message.content).toContain('session_id="h1"');
     expect(message.content).toContain("make test");
-    expect(message.content).toContain("exit code: 7");
+    expect(message.content.split("\n")[0]).toBe(
+      '[runtime] Background command session_id="h1": exited with code 7.',
+    );
     expect(message.content).toContain("inbox-result");
     expect(message.content).toContain("write_stdin");
     expect(message.content).not.toContain("BashOutput");
@@ -55,6 +58,49 @@ describe("provider messages", () => {
       expect(text).toContain("write_stdin");
       expect(text).not.toMatch(/have completed|finished/i);
     }
+  });
+
+  it("the first line states how a command ended: a killed or lost one never reads as an exit", () => {
+    const firstLine = (result: Parameters<typeof completionEnvelope>[1]) =>
+      providerMessage(completionEnvelope(job, result, 1, T0)).content.split("\n")[0];
+    const killed = firstLine(
+      completed(0, "", { status: "killed", exitCode: null, endedBy: "runner_timeout" }),
+    );
+    expect(killed).toBe('[runtime] Background command session_id="h1": killed (runner_timeout).');
+    const lost = firstLine(
+      completed(0, "", { status: "lost", exitCode: null, endedBy: "heartbeat_timeout" }),
+    );
+    expect(lost).toBe(
+      '[runtime] Background command session_id="h1": outcome unknown (heartbeat_timeout).',
+    );
+    // Even a runner that sent killed with an exit code of 0 is not read as one.
+    const killedZero = firstLine(completed(0, "", { status: "killed", endedBy: "process" }));
+    expect(killedZero).toContain("killed (process)");
+    for (const line of [killed, lost, killedZero]) expect(line).not.toMatch(/exit|code 0/);
+  });
+
+  it("the first line of a cut output gives the bytes it had in total", () => {
+    const output = `${"a".repeat(1000)}…[10484760 bytes omitted]…${"z".repeat(1000)}`;
+    const result = completed(1, output, { outputTruncated: true, outputBytesTotal: 10_485_760 });
+    const content = providerMessage(completionEnvelope(job, result, 1, T0)).content;
+    expect(content.split("\n")[0]).toBe(
+      '[runtime] Background command session_id="h1": exited with code 1; output cut, 10485760 bytes in total.',
+    );
+  });
+
+  it("an envelope stored before it carried ended_by still reads its outcome, never as an exit", () => {
+    const envelope = completionEnvelope(
+      job,
+      completed(0, "x", { status: "killed", exitCode: null }),
+      1,
+      T0,
+    );
+    const { ended_by: _e, output_bytes_total: _o, ...older } = envelope.body.data;
+    const content = providerMessage({
+      ...envelope,
+      body: { ...envelope.body, data: older },
+    }).content;
+    expect(content.split("\n")[0]).toContain("killed (not reported)");
   });
 
   it("the message shows at most a 4 KiB tail of the output", () => {
@@ -100,5 +146,57 @@ describe("envelopes", () => {
     expect(utf8Tail("a😀b", 5)).toBe("😀b");
     expect(utf8Tail("a😀b", 4)).toBe("b");
     expect(utf8Tail("abc", 10)).toBe("abc");
+  });
+});
+
+describe("the outcome line", () => {
+  const facts = { endedBy: "process", outputTruncated: false, outputBytesTotal: 12 };
+  it("says exited only for an exit code, and names who ended a killed or lost command", () => {
+    expect([
+      outcomeLine({ ...facts, status: "completed", exitCode: 0 }),
+      outcomeLine({ ...facts, status: "failed", exitCode: 2 }),
+      outcomeLine({ ...facts, status: "killed", exitCode: null, signal: "SIGKILL" }),
+      outcomeLine({ ...facts, status: "killed", exitCode: 0, endedBy: "kill_request" }),
+      outcomeLine({ ...facts, status: "lost", exitCode: null, endedBy: "runner_shutdown" }),
+      outcomeLine({ ...facts, status: "failed", exitCode: null }),
+      outcomeLine({ ...facts, status: null, exitCode: null, endedBy: null }),
+    ]).toEqual([
+      "exited with code 0",
+      "exited with code 2",
+      "killed (process, SIGKILL)",
+      "killed (kill_request)",
+      "outcome unknown (runner_shutdown)",
+      "failed without an exit code (process)",
+      "outcome unknown (not reported)",
+    ]);
+  });
+
+  it("gives the total bytes only when the output was cut", () => {
+    expect(outcomeLine({ ...facts, status: "completed", exitCode: 0, outputTruncated: true })).toBe(
+      "exited with code 0; output cut, 12 bytes in total",
+    );
+    expect(
+      outcomeLine({
+        ...facts,
+        status: "completed",
+        exitCode: 0,
+        outputTruncated: true,
+        outputBytesTotal: null,
+      }),
+    ).toBe("exited with code 0; output cut");
+  });
+});
+
+describe("the outcome line of a job as the API shows it", () => {
+  it("reads the pull's fields, and says cut when the caller cut the output further", () => {
+    const job = {
+      status: "killed",
+      exit_code: null,
+      ended_by: "memory_limit",
+      output_truncated: false,
+      output_bytes_total: 70,
+    };
+    expect(jobOutcomeLine(job)).toBe("killed (memory_limit)");
+    expect(jobOutcomeLine(job, true)).toBe("killed (memory_limit); output cut, 70 bytes in total");
   });
 });

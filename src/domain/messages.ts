@@ -1,5 +1,6 @@
 // Builds inbox envelopes and the provider messages the model sees for them (contract section 5).
 // Where envelopes are stored and when they are claimed is left to the inbox rules.
+import { outcomeLine } from "../../shared/outcome-line";
 import type { Envelope, Instruction, Job, JobResult } from "./state";
 import { resultInstruction } from "./state";
 import { contentDigest, iso, utf8Bytes, utf8Tail } from "./text";
@@ -56,7 +57,7 @@ export function completionEnvelope(
         session_id: job.handle,
         command: job.command,
         // Said plainly to the model: its runner vanished, not merely lost one process.
-        ...(result.endedBy === "heartbeat_timeout" ? { ended_by: "heartbeat_timeout" } : {}),
+        ...(result.endedBy === null ? {} : { ended_by: result.endedBy }),
       },
       generation,
       now,
@@ -73,6 +74,9 @@ export function completionEnvelope(
         command: job.command,
         status: result.status,
         exit_code: result.exitCode,
+        // For the outcome line: who ended it, and how much it wrote when the output was cut.
+        ended_by: result.endedBy,
+        output_bytes_total: result.outputBytesTotal,
         result: resultText(job, result, tail),
       },
       generation,
@@ -117,25 +121,39 @@ export interface ProviderMessage {
 
 const quote = (handle: string): string => `session_id="${handle}"`;
 
+/** The first line of a message about one command: its handle and its outcome (outcome-line.ts). */
+const headline = (handle: string, outcome: string): string =>
+  `[runtime] Background command ${quote(handle)}: ${outcome}.`;
+
+const textOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null);
+
 function completedText(data: Readonly<Record<string, unknown>>): string {
   const handle = String(data.session_id);
-  const parsed = JSON.parse(String(data.result)) as { output: string };
+  const parsed = JSON.parse(String(data.result)) as { output: string; output_truncated: boolean };
   const tail = utf8Tail(parsed.output, MESSAGE_TAIL_BYTES);
-  const cut = tail.length < parsed.output.length ? " (tail)" : "";
+  const cut = tail.length < parsed.output.length;
+  // Envelopes stored before ended_by and output_bytes_total were carried decode without them.
+  const outcome = outcomeLine({
+    status: textOrNull(data.status),
+    exitCode: typeof data.exit_code === "number" ? data.exit_code : null,
+    endedBy: textOrNull(data.ended_by),
+    outputTruncated: parsed.output_truncated || cut,
+    outputBytesTotal: typeof data.output_bytes_total === "number" ? data.output_bytes_total : null,
+  });
   return [
-    `[runtime] The background command ${quote(handle)} has exited.`,
+    headline(handle, outcome),
     `Command: ${String(data.command)}`,
-    `Status: ${String(data.status)}, exit code: ${data.exit_code === null ? "none" : String(data.exit_code)}.`,
-    `Output${cut}:`,
+    `Output${cut || parsed.output_truncated ? " (tail)" : ""}:`,
     tail === "" ? "(no output)" : tail,
     `Call write_stdin with ${quote(handle)} and empty chars to read the full result.`,
   ].join("\n");
 }
 
-function unknownOutcomeText(handles: readonly string[], why: string): string {
+function unknownOutcomeText(first: string, handles: readonly string[], why: string): string {
   const calls = handles.map((handle) => `write_stdin with ${quote(handle)}`).join(", ");
   return [
-    `[runtime] ${why}`,
+    first,
+    why,
     "Completion is not confirmed: treat this as an unknown outcome, not a result.",
     `Check the current state with ${calls} before relying on any output.`,
   ].join("\n");
@@ -148,6 +166,16 @@ function contentFor(envelope: Envelope): string {
       return completedText(data);
     case "background_exec_outcome_unknown":
       return unknownOutcomeText(
+        headline(
+          String(data.session_id),
+          outcomeLine({
+            status: "lost",
+            exitCode: null,
+            endedBy: textOrNull(data.ended_by),
+            outputTruncated: false,
+            outputBytesTotal: null,
+          }),
+        ),
         [String(data.session_id)],
         data.ended_by === "heartbeat_timeout"
           ? `The runner of the background command ${quote(String(data.session_id))} (${String(data.command)}) stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there.`
@@ -156,6 +184,7 @@ function contentFor(envelope: Envelope): string {
     case "background_exec_wait_expired": {
       const handles = (data.handles as string[]) ?? [];
       return unknownOutcomeText(
+        `[runtime] Background commands ${handles.map(quote).join(", ")}: outcome unknown (wait ceiling).`,
         handles,
         `The wait for background commands ${handles.map(quote).join(", ")} reached its time ceiling.`,
       );

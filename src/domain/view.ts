@@ -10,6 +10,7 @@ import {
   sessionStatus,
 } from "./state";
 import { iso, isoOrNull } from "./text";
+import type { WakeVia } from "./wake-path";
 
 export function jobView(job: Job) {
   const result = job.result;
@@ -86,7 +87,8 @@ function metadataView(session: Core): Record<string, unknown> {
   };
 }
 
-export function sessionView(session: Core, counts: RowCounts) {
+/** `via`: how a wake would reach the agent now (wake-path.ts), decided by the caller from the settings. */
+export function sessionView(session: Core, counts: RowCounts, via: WakeVia) {
   const { wait, run, resume } = session;
   return {
     id: session.id,
@@ -136,6 +138,7 @@ export function sessionView(session: Core, counts: RowCounts) {
     notify_seq: session.notifySeq,
     resume_url: session.resumeUrl,
     resume_binding: session.resumeBinding,
+    wake: { via },
   };
 }
 

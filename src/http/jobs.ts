@@ -57,14 +57,14 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
         : { heartbeatTimeoutMs: body.heartbeat_timeout_ms }),
     });
     if (!result.ok) return problem(result.code, result.detail);
-    const { job, token, created } = result.value;
+    const { job, token, created, willWake } = result.value;
     const callback = {
       url: callbackUrl(c, sid, job.handle, "completion"),
       token,
       heartbeat_url: callbackUrl(c, sid, job.handle, "heartbeat"),
       heartbeat_timeout_ms: job.heartbeat_timeout_ms,
     };
-    const value = { job, callback };
+    const value = { job, callback, will_wake: willWake };
     return created
       ? answer(routes.reserveJob, 201, { ok: true, value })
       : answer(routes.reserveJob, 200, { ok: true, value });

@@ -30,7 +30,7 @@ export function viewOf(loop: SessionLoop, core: Core | null): Result<SessionView
     value: loop.store.read((sql) => {
       const pending = countPending(sql, Date.now());
       const inbox = { pending, claimed: core.unacked - pending };
-      return sessionView(core, { inbox, jobs: countJobs(sql) });
+      return sessionView(core, { inbox, jobs: countJobs(sql) }, loop.wakeVia(core));
     }),
   };
 }
@@ -84,7 +84,10 @@ function createNow(loop: SessionLoop, cmd: CreateCmd): Result<SessionView> {
   const core = loop.core;
   return core === null
     ? viewOf(loop, core)
-    : { ok: true, value: sessionView(core, { inbox: NO_ITEMS, jobs: NO_JOBS }) };
+    : {
+        ok: true,
+        value: sessionView(core, { inbox: NO_ITEMS, jobs: NO_JOBS }, loop.wakeVia(core)),
+      };
 }
 
 const NO_ITEMS = { pending: 0, claimed: 0 } as const;

@@ -7,7 +7,7 @@ import type { AuditEvent } from "../domain/audit";
 import type { Effect, ResumePayload } from "../domain/decision";
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery";
 import type { Env } from "../env";
-import { wakeBinding } from "./resume-binding";
+import { hasWake, wakeBinding } from "./resume-binding";
 import { postResume } from "./resume-webhook";
 
 /** What an attempt came to, by either kind of delivery (status: the HTTP status, null for a binding). */
@@ -20,6 +20,8 @@ export class Courier {
   post: typeof postResume = postResume;
   /** The binding wake; replaceable like `post`. */
   wake: (binding: string, payload: ResumePayload) => ReturnType<typeof wakeBinding>;
+  /** Whether the env holds `binding` with a `wake` to call: one that does not can wake nothing. */
+  readonly canWake: (binding: string) => boolean;
   /** Attempts on the wire now: while one is, no other starts (`Ctx.postOnWire`). */
   private onWire = 0;
   /** When the attempts on the wire must have ended (each is bounded by the delivery timeout). */
@@ -30,6 +32,7 @@ export class Courier {
     private readonly signingSecret: string | null,
   ) {
     this.wake = (binding, payload) => wakeBinding(env, binding, payload);
+    this.canWake = (binding) => hasWake(env, binding);
   }
 
   get postOnWire(): boolean {

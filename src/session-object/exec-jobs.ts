@@ -25,6 +25,7 @@ import {
 } from "../domain/liveness";
 import type { FullOutput } from "../domain/state";
 import { type JobSummaryView, type JobView, jobSummaryView, jobView } from "../domain/view";
+import { willWake } from "../domain/wake-path";
 import { newId, type SessionLoop } from "./loop";
 import { countRunning, listJobs as jobPage } from "./store/jobs";
 import { fullOutputBytesHeld } from "./store/outputs";
@@ -32,7 +33,7 @@ import { fullOutputBytesHeld } from "./store/outputs";
 export function reserveJob(
   loop: SessionLoop,
   cmd: { handle: string; command: string; heartbeatTimeoutMs?: number | null },
-): Result<{ job: JobView; token: string; created: boolean }> {
+): Result<{ job: JobView; token: string; created: boolean; willWake: boolean }> {
   const core = loop.core;
   if (core === null) return fail("not_found", "no such session");
   const result = loop.run(reserveRule, {
@@ -55,7 +56,11 @@ export function reserveJob(
   });
   if (!result.ok) return result;
   const { job, created } = result.value;
-  return { ok: true, value: { job: jobView(job), token: job.callbackToken, created } };
+  const wakes = willWake(loop.wakeVia(core));
+  return {
+    ok: true,
+    value: { job: jobView(job), token: job.callbackToken, created, willWake: wakes },
+  };
 }
 
 /** The `write_stdin` pull: a read over the rows its needs name. */

@@ -12,6 +12,7 @@ import { fail, type Result } from "../domain/errors";
 import { type IndexEntry, indexEntryOf } from "../domain/index-entry";
 import { resumeNextAttemptAt, type Session } from "../domain/state";
 import { DEFAULT_TENANT } from "../domain/tenants";
+import { type WakeVia, wakePath } from "../domain/wake-path";
 import type { Env } from "../env";
 import { Courier } from "./courier";
 import { d1Writer, Indexer, type IndexWork } from "./indexer";
@@ -103,6 +104,11 @@ export class SessionLoop {
         deliveriesPaused: this.config.misconfigured !== null,
       },
     };
+  }
+
+  /** How a wake of `core` would reach its agent under the settings now (the view's `wake.via`). */
+  wakeVia(core: Core): WakeVia {
+    return wakePath(core, this.ctxAt(Date.now()).config, this.courier.canWake);
   }
 
   /** The core with the rows `needs` names, for a rule or a read. */

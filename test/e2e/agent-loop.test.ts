@@ -73,7 +73,9 @@ describe("the agent kit on real wrangler dev and the real runner", () => {
     const runtime = runtimeMessages(userTexts(resumedPrompt));
     expect(runtime).toHaveLength(1);
     expect(runtime[0]).toContain(`session_id="${handle}"`);
-    expect(runtime[0]).toContain("exit code: 7");
+    expect(runtime[0]?.split("\n")[0]).toBe(
+      `[runtime] Background command session_id="${handle}": exited with code 7.`,
+    );
     expect(toolCalls(record)).toEqual([
       {
         toolName: "exec_command",

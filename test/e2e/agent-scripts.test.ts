@@ -116,6 +116,18 @@ describe("the agent scripts", () => {
       expect(output).toContain("the resumed model was given the runtime message — 1 time(s)");
       expect(output).toContain("the model read it with write_stdin and answered — Command");
       expect(output).toContain("exited with code 7: inbox-result");
+      // Beside the timeline, the exact texts the model read: the tool's note, the runtime message
+      // (its first line the outcome), and the write_stdin answer led by the same outcome.
+      expect(output).toMatch(/│ model read: user: run: sleep 2; printf inbox-result; exit 7\n/);
+      expect(output).toContain(
+        "You will get a runtime message when it ends; then read it with write_stdin",
+      );
+      expect(output).toMatch(
+        /│ model read: user: \[runtime\] Background command session_id="\w+": exited with code 7\.\n/,
+      );
+      expect(output).toMatch(
+        /│ model read: write_stdin answered: \{"outcome":"exited with code 7",/,
+      );
       expect(output).toContain("agent demo passed");
       expect(code).toBe(0);
     },

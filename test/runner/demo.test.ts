@@ -23,6 +23,10 @@ describe("npm run demo", () => {
     ]);
     expect(output).toContain("the runtime message is in");
     expect(output).toMatch(/exited with code 7: inbox-result/);
+    // Beside the timeline, the texts the agent's model read, its runtime message first-line first.
+    expect(output).toMatch(
+      /│ model read: user: \[runtime\] Background command session_id="\w+": exited with code 7\.\n/,
+    );
     expect(output).toContain("agents-sdk demo passed");
     expect(code).toBe(0);
   }, 120_000);

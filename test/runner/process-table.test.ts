@@ -1,4 +1,7 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
+import { completionFor } from "../../runner/src/completion";
 import {
   clampYield,
   MAX_LIVE_PROCESSES,
@@ -7,6 +10,25 @@ import {
 } from "../../runner/src/process-table";
 
 let table: ProcessTable;
+
+/** The process group of the one process whose command line is `command`, found in /proc. */
+async function processGroupOf(command: string): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ").trim() !== command)
+          continue;
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await sleep(100);
+  }
+  throw new Error(`no process runs ${command}`);
+}
 afterEach(async () => {
   await table?.shutdown();
 });
@@ -52,6 +74,45 @@ describe("runner process table (real processes)", () => {
     const second = await table.writeStdin({ session_id: started.session_id!, yield_time_ms: 5000 });
     expect(first).toMatchObject({ exit_code: 2, output: "result" });
     expect(second).toEqual(first);
+  });
+
+  it("a kill -9 of the command's process group from outside reads as killed with the signal named, never as an exit", async () => {
+    table = new ProcessTable();
+    const marker = 3000 + Math.floor(Math.random() * 900);
+    const started = await table.execCommand({
+      cmd: `echo started; sleep ${marker}.5; echo never`,
+      yield_time_ms: 300,
+    });
+    const handle = started.session_id!;
+    const group = await processGroupOf(`sleep ${marker}.5`);
+    process.kill(-group, "SIGKILL");
+    const final = await table.writeStdin({ session_id: handle, yield_time_ms: 10_000 });
+    expect(final).toMatchObject({
+      exit_code: null,
+      status: "killed",
+      ended_by: "process",
+      signal: "SIGKILL",
+    });
+    const completion = completionFor(table.get(handle), false);
+    expect(completion).toMatchObject({ status: "killed", exit_code: null, ended_by: "process" });
+    expect(completion.output).toContain(
+      "[exec-inbox-runner] killed by SIGKILL, a signal the runner did not send",
+    );
+    expect(completion.output_bytes_total).toBe(Buffer.byteLength(completion.output));
+  });
+
+  it("a command's own exit and a kill the model asked for name no foreign signal", async () => {
+    table = new ProcessTable();
+    const exited = await table.execCommand({ cmd: "printf ok; exit 3", yield_time_ms: 5000 });
+    expect(exited).toMatchObject({ exit_code: 3, status: "completed", ended_by: "process" });
+    expect(exited).not.toHaveProperty("signal");
+    const started = await table.execCommand({ cmd: "sleep 30", yield_time_ms: 250 });
+    table.kill(started.session_id!);
+    const killed = await table.killed(started.session_id!);
+    expect(killed).toMatchObject({ exit_code: null, status: "killed", ended_by: "kill_request" });
+    const completion = completionFor(table.get(started.session_id!), false);
+    expect(completion.ended_by).toBe("kill_request");
+    expect(completion.output).not.toContain("a signal the runner did not send");
   });
 
   it("write_stdin writes chars to the process", async () => {

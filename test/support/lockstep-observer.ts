@@ -209,10 +209,15 @@ export abstract class LockstepObserver {
       view: {
         ok: true,
         value: this.viewShape(
-          sessionView(s, {
-            inbox: { pending: counts.pending, claimed: counts.claimed },
-            jobs: { running: running.length, done: done.length },
-          }),
+          sessionView(
+            s,
+            {
+              inbox: { pending: counts.pending, claimed: counts.claimed },
+              jobs: { running: running.length, done: done.length },
+            },
+            // The shape leaves `wake` out: it follows the pool's settings, not the history.
+            null,
+          ),
           "model",
           s.run?.runId ?? null,
         ),

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
-import { ACME_AGENT_TOKEN } from "../support/secrets";
+import { ACME_AGENT_TOKEN, AGENT_TOKEN, GLOBEX_AGENT_TOKEN } from "../support/secrets";
 
 interface RunnerJob {
   handle: string;
@@ -306,4 +306,51 @@ describe("the Agents SDK kit", () => {
     expect(messages.map((message) => message.role)).toEqual(["user", "assistant"]);
     expect((await promptAgent(sid, "are you there?")).status).toBe(200);
   }, 40_000);
+
+  for (const [name, target, promised, front, token] of [
+    ["its resume binding", { resume_binding: "SHELL_AGENT_WAKE" }, true, "default", AGENT_TOKEN],
+    [
+      "its own resume_url",
+      { resume_url: "http://hooks.test/hooks/sdk-honest" },
+      true,
+      "default",
+      AGENT_TOKEN,
+    ],
+    // globex has a default webhook of its own (vitest.config.ts); the default tenant has none.
+    ["its tenant's default webhook", {}, true, "globex", GLOBEX_AGENT_TOKEN],
+    ["no wake path", {}, false, "default", AGENT_TOKEN],
+  ] as const) {
+    it(`the model of a session with ${name} is promised a wake for its background command only if one will come`, async () => {
+      const sid = api.uniqueId("sdk-honest");
+      const created = await api.call("POST", "/v1/sessions", {
+        token,
+        body: { id: sid, ...target },
+      });
+      expect(created.status).toBe(201);
+      const agent = front === "globex" ? env.SHELL_AGENT_GLOBEX_HTTP : env.SHELL_AGENT_HTTP;
+      const answer = await agent.fetch(`http://agent/agents/${sid}/prompt`, {
+        method: "POST",
+        body: JSON.stringify({ text: "run: make test" }),
+      });
+      expect(answer.status).toBe(200);
+      const messages = (
+        (await (await agent.fetch(`http://agent/agents/${sid}/transcript`)).json()) as {
+          messages: Message[];
+        }
+      ).messages;
+      const results = messages.filter((message) => message.role === "tool");
+      const note = textOf(results.at(-1)!);
+      expect(note).toContain("exec_command");
+      if (promised) {
+        expect(note).toContain("You will get a runtime message when it ends");
+        expect(note).not.toContain("Nothing will wake you");
+      } else {
+        expect(note).toContain("Nothing will wake you when it ends");
+        expect(note).not.toContain("You will get a runtime message");
+      }
+      // The scripted model believes the note, no more.
+      const said = ((await answer.json()) as { answer: string }).answer;
+      expect(said).toContain(promised ? "I will read it when it ends" : "nothing will tell me");
+    });
+  }
 });

@@ -65,7 +65,14 @@ describe("a wait ceiling or a lost process", () => {
     expect((await view(sid)).resume.reason).toBe("background_exec_outcome_unknown");
     const [{ envelope, provider_message }] = (await claim(sid)).body.claims;
     expect(envelope.body.instruction).toBe("background_exec_outcome_unknown");
-    expect(envelope.body.data).toEqual({ session_id: "h1", command: "run h1" });
+    expect(envelope.body.data).toEqual({
+      session_id: "h1",
+      command: "run h1",
+      ended_by: "runner_shutdown",
+    });
     expectUnknownOutcome(provider_message.content);
+    expect(provider_message.content.split("\n")[0]).toBe(
+      '[runtime] Background command session_id="h1": outcome unknown (runner_shutdown).',
+    );
   });
 });

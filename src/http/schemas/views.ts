@@ -69,6 +69,14 @@ export const sessionViewSchema = z
       .string()
       .nullable()
       .meta({ description: "The service binding this session is woken through; null: a webhook" }),
+    wake: z
+      .strictObject({
+        via: z.enum(["webhook", "binding"]).nullable().meta({
+          description:
+            "How a result that should wake this session would reach its agent now: its `resume_url` or its tenant's default webhook (`webhook`), its `resume_binding` (`binding`), or nothing (null: no target, a binding the deployment does not bind or allow, a `resume_url` whose origin left the allowlist).",
+        }),
+      })
+      .meta({ description: "The session's wake path under the deployment's settings now." }),
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 
@@ -141,7 +149,14 @@ const callbackSchema = z
   })
   .meta({ id: "Callback", description: "Where and with which bearer token the runner reports." });
 
-export const reservationSchema = z.strictObject({ job: jobSchema, callback: callbackSchema });
+export const reservationSchema = z.strictObject({
+  job: jobSchema,
+  callback: callbackSchema,
+  will_wake: z.boolean().meta({
+    description:
+      "True exactly when the session's `wake.via` is not null: a result of this job that should wake the session can reach its agent. False: nothing will wake it; the agent checks with the pull.",
+  }),
+});
 
 export const runRegisteredSchema = z.strictObject({ run_id: z.string(), notify_seq: count });
 

@@ -1,0 +1,33 @@
+// Every note the exec tools add to an answer for the model, in one place, so docs/agent-kit.md can
+// list them and a test can hold the list to them. When each is shown is exec-tools.ts's.
+export { backgroundNote } from "../shared/background-note";
+export { jobOutcomeLine, outcomeLine } from "../shared/outcome-line";
+
+/** A `lost` job the model pulls: a vanished runner is said plainly. */
+export const lostNote = (endedBy: string | null): string =>
+  endedBy === "heartbeat_timeout"
+    ? "The runner stopped sending heartbeats and is presumed gone with its machine: the command may have finished, failed or still be running there. Its outcome is unknown, not a result."
+    : "The runner lost this process: its outcome is unknown, not a result.";
+
+/** The runner no longer knows a command, and exec-inbox holds no result for it. */
+export const RUNNER_FORGOT_NOTE =
+  "The runner no longer knows this command and no result was reported: its outcome is unknown.";
+
+/** The runner cannot be reached: the answer is the tail its last heartbeat reported at `at`. */
+export const unreachableNote = (at: string): string =>
+  `The runner cannot be reached right now. This is the tail of the output it last reported, at ${at}; the command may have moved on. Try write_stdin again later.`;
+
+/** write_stdin with chars while the runner cannot be reached: prefixed to the note above. */
+export const INPUT_NOT_SENT = "Your input was not sent.";
+
+/** A background command exec-inbox could not take: stopped, or left running unwatched. */
+export const untakenNote = (killed: boolean, error: unknown): string =>
+  killed
+    ? `The command was stopped: exec-inbox could not take it in the background (${String(error)}). Run it again later.`
+    : `exec-inbox could not take the command in the background (${String(error)}) and it could not be stopped: its outcome is unknown and nobody will report it.`;
+
+/** A handle the model named that is not a job it may read (thrown: the model reads the message). */
+export const noCommand = (handle: string, ofThisSession: boolean): string =>
+  ofThisSession
+    ? `no command with session_id ${handle} in this session`
+    : `no command with session_id ${handle}`;

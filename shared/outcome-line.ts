@@ -1,0 +1,69 @@
+// The first line of every text a model reads about a finished command (the provider message, the
+// kits' write_stdin answer, the MCP tool result): how it ended, said so it cannot be misread.
+// Where the facts come from (a stored result, a runner's answer) is left to each caller.
+
+/** How a command ended, as a result or a runner's final answer says it. */
+export interface OutcomeFacts {
+  /** completed | failed | killed | lost; null when the source names none (another runner's answer). */
+  readonly status: string | null;
+  readonly exitCode: number | null;
+  /** Who ended it (contract §9's `ended_by`); null when unknown. */
+  readonly endedBy: string | null;
+  /** The signal that ended it, where the runner named one (e.g. SIGKILL). */
+  readonly signal?: string | null;
+  /** True when the output the model reads was cut. */
+  readonly outputTruncated: boolean;
+  /** Every byte the command wrote; shown only when the output was cut. */
+  readonly outputBytesTotal: number | null;
+}
+
+const NOT_REPORTED = "not reported";
+
+/** The outcome proper: one of `exited with code N`, `killed (…)`, `outcome unknown (…)`. */
+function outcome(facts: OutcomeFacts): string {
+  const why = [facts.endedBy ?? NOT_REPORTED, ...(facts.signal ? [facts.signal] : [])].join(", ");
+  switch (facts.status) {
+    case "killed":
+      return `killed (${why})`;
+    case "lost":
+      return `outcome unknown (${why})`;
+    default:
+      // A killed or lost command never reads as an exit: only a real exit code does.
+      if (facts.exitCode !== null) return `exited with code ${facts.exitCode}`;
+      if (facts.status === "failed") return `failed without an exit code (${why})`;
+      return `outcome unknown (${why})`;
+  }
+}
+
+/**
+ * e.g. `exited with code 0`, `killed (process, SIGKILL)`, `outcome unknown (heartbeat_timeout)`,
+ * `exited with code 1; output cut, 10485760 bytes in total`.
+ */
+export function outcomeLine(facts: OutcomeFacts): string {
+  const cut =
+    facts.outputTruncated && facts.outputBytesTotal !== null
+      ? `; output cut, ${facts.outputBytesTotal} bytes in total`
+      : facts.outputTruncated
+        ? "; output cut"
+        : "";
+  return `${outcome(facts)}${cut}`;
+}
+
+/** A job as the API shows it (the pull, the MCP result): the fields its outcome line reads. */
+interface JobOutcomeFields {
+  readonly status: string;
+  readonly exit_code: number | null;
+  readonly ended_by: string | null;
+  readonly output_truncated: boolean;
+  readonly output_bytes_total: number;
+}
+
+/** The outcome line of a job with its result; `cut`: the caller cut its output further. */
+export const jobOutcomeLine = (job: JobOutcomeFields, cut = false): string =>
+  outcomeLine({
+    status: job.status,
+    exitCode: job.exit_code,
+    endedBy: job.ended_by,
+    outputTruncated: job.output_truncated || cut,
+    outputBytesTotal: job.output_bytes_total,
+  });
