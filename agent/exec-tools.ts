@@ -7,6 +7,7 @@ import { z } from "zod";
 import { MAX_COMMAND_BYTES } from "../shared/exec-wire";
 import { capText, outputBudget } from "../shared/output-budget";
 import { outputTools } from "./output-tools";
+import type { ToolCallJournal } from "./recover-tool-calls";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
 
@@ -20,6 +21,8 @@ export interface ExecToolContext {
   readonly onEnded: (handle: string) => void;
   /** Reserved with every background job: silence this long makes exec-inbox declare it lost. */
   readonly heartbeatTimeoutMs?: number;
+  /** Written before the runner is asked and as it answers: a restarted host never runs it again. */
+  readonly journal?: ToolCallJournal;
 }
 
 /**
@@ -138,11 +141,19 @@ export function execTools(ctx: ExecToolContext) {
       description:
         "Run a shell command. Returns exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background. You will be told when a background command ends; read it with write_stdin.",
       inputSchema: execCommandInput,
-      execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
+      execute: async (
+        input,
+        { toolCallId },
+      ): Promise<ExecAnswer & { note?: string; status?: string }> => {
+        await ctx.journal?.begin(toolCallId, input);
         // The session's own workspace: another agent's files are not in the command's view.
         const answer = await ctx.runner.execCommand({ ...input, workspace: ctx.sessionId });
         const handle = answer.session_id;
-        if (handle === undefined) return answer;
+        if (handle === undefined) {
+          await ctx.journal?.answered(toolCallId, answer);
+          return answer;
+        }
+        await ctx.journal?.handed(toolCallId, handle);
         // Reserve and arm before the model hears of the handle: a completion that comes between
         // the two is held by the runner until armed, so none can be missed. Both are idempotent.
         try {

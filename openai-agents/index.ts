@@ -3,4 +3,4 @@
 // the turn boundary) is the AI SDK kit's own `AgentKit`, given this turn engine.
 export { execFunctionTools } from "./function-tools";
 export { itemText, ScriptedAgentsModel, scriptedResponse } from "./scripted-model";
-export { type OpenAiAgentsTurnOptions, openAiAgentsTurn } from "./turn";
+export { type OpenAiAgentsTurnOptions, openAiAgentsTurn, openAiRecoveredItems } from "./turn";
