@@ -5,7 +5,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionRecord } from "@exec-inbox/ai-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RUNNER_TOKEN } from "../runner/runner-process";
 import { viewWhen } from "../support/local-stack";
+import { callRunner } from "../support/runner-client";
 import {
   type AgentStack,
   assistantTexts,
@@ -25,8 +27,19 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** The lines a command appended to `file`: one per time the runner ran it. */
-const runs = (file: string): number => readFileSync(file, "utf8").split("\n").filter(Boolean).length;
+/** The file each command appends a line to, in the session's workspace on the runner. */
+const COUNT = "ran.count";
+
+/** How many times the runner ran the session's command: the lines it appended to COUNT. */
+async function runs(sid: string): Promise<number> {
+  const answer = await callRunner(stack.runner.base, RUNNER_TOKEN, "/v1/exec_command", {
+    cmd: `cat ${COUNT} 2>/dev/null || true`,
+    workspace: sid,
+    yield_time_ms: 5_000,
+  });
+  expect(answer.body).toMatchObject({ exit_code: 0 });
+  return String(answer.body.output).split("\n").filter((line) => line === "ran").length;
+}
 
 async function recordWhen(
   host: HostProcess,
@@ -67,10 +80,9 @@ async function killedAfterExecCommand(sid: string, command: string, promptLog: s
 describe("a host killed between the model's exec_command and storing the turn", () => {
   it("gives a command that finished within its yield its result after the restart, and never runs it again", async () => {
     const sid = "recovery-finished-in-yield";
-    const count = join(stack.stateDir, `${sid}.count`);
     const promptLog = join(stack.stateDir, `${sid}.prompts.jsonl`);
-    await killedAfterExecCommand(sid, `echo ran >> ${count}; printf quick-done`, promptLog);
-    expect(runs(count)).toBe(1);
+    await killedAfterExecCommand(sid, `echo ran >> ${COUNT}; printf quick-done`, promptLog);
+    expect(await runs(sid)).toBe(1);
 
     const restarted = await stack.spawnHostProcess({ AGENT_PROMPT_LOG: promptLog });
     const record = await recordWhen(
@@ -81,7 +93,7 @@ describe("a host killed between the model's exec_command and storing the turn", 
     await viewWhen(stack.dev.base, sid, (view) => view.status === "idle", LEASE_MS * 10);
     await restarted.kill();
 
-    expect(runs(count)).toBe(1);
+    expect(await runs(sid)).toBe(1);
     expect(toolCalls(record)).toEqual([
       { toolName: "exec_command", input: expect.objectContaining({ cmd: expect.any(String) }) },
     ]);
@@ -99,11 +111,10 @@ describe("a host killed between the model's exec_command and storing the turn", 
 
   it("gives a background command its handle and truth after the restart, waits for it, and the model reads its end: it ran once", async () => {
     const sid = "recovery-background";
-    const count = join(stack.stateDir, `${sid}.count`);
     const promptLog = join(stack.stateDir, `${sid}.prompts.jsonl`);
     await killedAfterExecCommand(
       sid,
-      `echo ran >> ${count}; sleep 2; printf recovered-bg`,
+      `echo ran >> ${COUNT}; sleep 2; printf recovered-bg`,
       promptLog,
     );
     const jobs = (await stack.inbox.listJobs(sid, {})).jobs;
@@ -117,7 +128,7 @@ describe("a host killed between the model's exec_command and storing the turn", 
     await viewWhen(stack.dev.base, sid, (view) => view.status === "idle", LEASE_MS * 10);
     await restarted.kill();
 
-    expect(runs(count)).toBe(1);
+    expect(await runs(sid)).toBe(1);
     expect((await stack.inbox.listJobs(sid, {})).jobs).toHaveLength(1);
     expect(toolCalls(record).filter((call) => call.toolName === "exec_command")).toHaveLength(1);
     // The recovered result is the job's truth at that moment: still running, or its stored end.
