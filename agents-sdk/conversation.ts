@@ -2,6 +2,7 @@
 // envelope ids already applied, the handles still running and the run being driven. Each write is
 // one transaction, so a message and the id that says it was applied never part. Calling the model
 // and exec-inbox is left to exec-inbox-agent.ts.
+import type { JournaledCall } from "@exec-inbox/ai-sdk/recover-tool-calls";
 import type { ModelMessage } from "ai";
 
 /** The run this agent drives in exec-inbox, kept so a restarted object can finish it. */
@@ -31,6 +32,13 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS exec_inbox_messages (seq INTEGER PRIMARY KEY, message TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS exec_inbox_applied (envelope_id TEXT PRIMARY KEY);
   CREATE TABLE IF NOT EXISTS exec_inbox_resumes (resume_id TEXT PRIMARY KEY);
+  -- exec_command calls of the turn under way (JournaledCall as JSON), written before the runner is
+  -- asked and emptied when the turn is stored: what a restarted object recovers, never reruns.
+  CREATE TABLE IF NOT EXISTS exec_inbox_tool_calls (
+    seq INTEGER PRIMARY KEY,
+    tool_call_id TEXT NOT NULL UNIQUE,
+    call TEXT NOT NULL
+  );
   CREATE TABLE IF NOT EXISTS exec_inbox_state (
     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
     lifetime TEXT,
@@ -88,6 +96,24 @@ export class Conversation {
     return found;
   }
 
+  /** The journaled exec_command calls of a turn not yet stored, in the order they were made. */
+  journal(): JournaledCall[] {
+    return this.sql
+      .exec<{ call: string }>("SELECT call FROM exec_inbox_tool_calls ORDER BY seq")
+      .toArray()
+      .map((row) => JSON.parse(row.call));
+  }
+
+  /** Writes one journaled call (a new one, or its next form). */
+  journalCall(call: JournaledCall): void {
+    this.sql.exec(
+      `INSERT INTO exec_inbox_tool_calls (tool_call_id, call) VALUES (?, ?)
+       ON CONFLICT (tool_call_id) DO UPDATE SET call = excluded.call`,
+      call.toolCallId,
+      JSON.stringify(call),
+    );
+  }
+
   hasSeenResume(resumeId: string): boolean {
     return (
       this.sql.exec("SELECT 1 FROM exec_inbox_resumes WHERE resume_id = ?", resumeId).toArray()
@@ -104,8 +130,11 @@ export class Conversation {
     messages?: readonly ModelMessage[];
     applied?: readonly string[];
     resumeId?: string;
+    /** The messages hold every journaled call with its result: the journal is emptied. */
+    journalDone?: boolean;
   }): void {
     this.storage.transactionSync(() => {
+      if (change.journalDone === true) this.sql.exec("DELETE FROM exec_inbox_tool_calls");
       for (const message of change.messages ?? []) {
         this.sql.exec(
           "INSERT INTO exec_inbox_messages (message) VALUES (?)",
@@ -136,7 +165,12 @@ export class Conversation {
   /** A new exec-inbox lifetime (the session was deleted and created again): start afresh. */
   reset(lifetime: string): void {
     this.storage.transactionSync(() => {
-      for (const table of ["exec_inbox_messages", "exec_inbox_applied", "exec_inbox_resumes"]) {
+      for (const table of [
+        "exec_inbox_messages",
+        "exec_inbox_applied",
+        "exec_inbox_resumes",
+        "exec_inbox_tool_calls",
+      ]) {
         this.sql.exec(`DELETE FROM ${table}`);
       }
     });

@@ -2,7 +2,8 @@
 // `ExecInboxWake` entrypoint exec-inbox's binding calls, and a small HTTP front to talk to an agent
 // (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`). Its model is the scripted
 // one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result;
-// a message ending in `fail: model` makes the model fail.
+// a message ending in `fail: model` makes the model fail; `crash: after exec` resets the object
+// once its commands started, before the turn is stored.
 
 import {
   ExecInboxAgent,
@@ -56,6 +57,16 @@ export class ShellAgent extends ExecInboxAgent<Env> {
         const last = prompt.at(-1);
         if (last?.role === "user" && JSON.stringify(last.content).includes("fail: model")) {
           throw new Error("the model provider is unavailable (fail: model)");
+        }
+        // `crash: after exec` plays a host that dies once its tool calls ran, before the turn is
+        // stored: the object is reset when the model is about to read their results. Once a
+        // result recovered after the reset (it says the command was not started again) is in the
+        // conversation, the drill is over.
+        const conversation = JSON.stringify(prompt);
+        const asked = conversation.includes("crash: after exec");
+        const recovered = conversation.includes("not started again");
+        if (asked && !recovered && last?.role === "tool") {
+          this.ctx.abort("crash drill: reset after the tool calls, before the turn is stored");
         }
       }),
     };
