@@ -27,6 +27,9 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** The runner's workspaces outlive the stack: a session id of its own keeps the count at zero. */
+const unique = (name: string): string => `${name}-${Date.now().toString(36)}`;
+
 /** The file each command appends a line to, in the session's workspace on the runner. */
 const COUNT = "ran.count";
 
@@ -79,7 +82,7 @@ async function killedAfterExecCommand(sid: string, command: string, promptLog: s
 
 describe("a host killed between the model's exec_command and storing the turn", () => {
   it("gives a command that finished within its yield its result after the restart, and never runs it again", async () => {
-    const sid = "recovery-finished-in-yield";
+    const sid = unique("recovery-finished-in-yield");
     const promptLog = join(stack.stateDir, `${sid}.prompts.jsonl`);
     await killedAfterExecCommand(sid, `echo ran >> ${COUNT}; printf quick-done`, promptLog);
     expect(await runs(sid)).toBe(1);
@@ -110,7 +113,7 @@ describe("a host killed between the model's exec_command and storing the turn", 
   });
 
   it("gives a background command its handle and truth after the restart, waits for it, and the model reads its end: it ran once", async () => {
-    const sid = "recovery-background";
+    const sid = unique("recovery-background");
     const promptLog = join(stack.stateDir, `${sid}.prompts.jsonl`);
     await killedAfterExecCommand(
       sid,
