@@ -127,7 +127,9 @@ function finished(job: JobView, budget: number) {
     exit_code: job.exit_code,
     output: output.text,
     output_truncated: cut,
-    ...(cut && job.output_bytes_total !== null ? { output_bytes_total: job.output_bytes_total } : {}),
+    ...(cut && job.output_bytes_total !== null
+      ? { output_bytes_total: job.output_bytes_total }
+      : {}),
     note: `${outcomeLine(job)}${cut && job.output_bytes_total !== null ? `, ${job.output_bytes_total} bytes of output, cut` : ""}. ${NOT_AGAIN} This is the result exec-inbox stored.`,
   };
 }

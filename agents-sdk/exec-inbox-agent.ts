@@ -391,7 +391,8 @@ export abstract class ExecInboxAgent<
     state: ConversationState,
     started: Set<string>,
   ) {
-    for (const call of await this.foldJournal()) if (call.running !== null) started.add(call.running);
+    for (const call of await this.foldJournal())
+      if (call.running !== null) started.add(call.running);
     const running = new Set([...state.running, ...started]);
     const conversation = this.conversation;
     let journal = conversation.journal();

@@ -41,7 +41,9 @@ async function runs(sid: string): Promise<number> {
     yield_time_ms: 5_000,
   });
   expect(answer.body).toMatchObject({ exit_code: 0 });
-  return String(answer.body.output).split("\n").filter((line) => line === "ran").length;
+  return String(answer.body.output)
+    .split("\n")
+    .filter((line) => line === "ran").length;
 }
 
 async function recordWhen(

@@ -322,7 +322,9 @@ describe("the Agents SDK kit", () => {
     // gets its result from exec-inbox: still running, with its handle.
     await api.until(async () => {
       const messages = await transcript(sid);
-      expect(textOf(messages.at(-1)!)).toContain(`Started command ${job!.handle} in the background`);
+      expect(textOf(messages.at(-1)!)).toContain(
+        `Started command ${job!.handle} in the background`,
+      );
     }, 15_000);
     await api.until(async () =>
       expect(await api.view(sid)).toMatchObject({
