@@ -22,10 +22,12 @@ export {
   startExampleHost,
 } from "./example-host";
 export { type ExecToolContext, execTools } from "./exec-tools";
+export { aiSdkToolCallFormat, type OpenToolCall, type ToolCallFormat } from "./open-tool-calls";
 export { type OutputToolContext, outputTools } from "./output-tools";
 export {
   type JournaledCall,
   type RecoveredToolCall,
+  recoverOpenCalls,
   recoverToolCalls,
   type ToolCallJournal,
 } from "./recover-tool-calls";

@@ -134,16 +134,17 @@ function finished(job: JobView, budget: number) {
   };
 }
 
-/** The job of `handle`, or null when exec-inbox never took it (the host stopped first). */
+/** The job of `handle`; null when exec-inbox never took it, "expired" when its record was purged. */
 async function jobOf(
   inbox: ExecInboxClient,
   sessionId: string,
   handle: string,
-): Promise<JobView | null> {
+): Promise<JobView | null | "expired"> {
   try {
     return await retrying(() => inbox.getJob(sessionId, handle));
   } catch (error) {
     if (error instanceof ExecInboxError && error.problem.status === 404) return null;
+    if (error instanceof ExecInboxError && error.problem.code === "job_expired") return "expired";
     throw error;
   }
 }
@@ -180,6 +181,18 @@ export async function recoverToolCalls(
       continue;
     }
     const job = await jobOf(inbox, sessionId, call.handle);
+    if (job === "expired") {
+      recovered.push({
+        ...base,
+        running: null,
+        result: {
+          session_id: call.handle,
+          status: "unknown",
+          note: `${NOT_AGAIN} exec-inbox no longer keeps its result (a result is kept for a while after it ended): its outcome is unknown here.`,
+        },
+      });
+      continue;
+    }
     if (job === null) {
       recovered.push({
         ...base,
@@ -204,4 +217,37 @@ export async function recoverToolCalls(
     recovered.push({ ...base, running: null, result: finished(job, budget) });
   }
   return recovered;
+}
+
+/**
+ * Results for calls a stored conversation holds without one (a compaction dropped them): a call
+ * whose handle the kit kept gets its job's truth; any other, that no record of its command is kept.
+ */
+export async function recoverOpenCalls(
+  inbox: ExecInboxClient,
+  sessionId: string,
+  open: ReadonlyArray<{ toolCallId: string; input: Readonly<Record<string, unknown>> }>,
+  handles: ReadonlyMap<string, string>,
+): Promise<RecoveredToolCall[]> {
+  const known = open.flatMap((call): JournaledCall[] => {
+    const handle = handles.get(call.toolCallId);
+    return handle === undefined
+      ? []
+      : [{ ...call, toolName: "exec_command", handle, answer: null }];
+  });
+  const byId = new Map(
+    (await recoverToolCalls(inbox, sessionId, known)).map((call) => [call.toolCallId, call]),
+  );
+  return open.map(
+    (call) =>
+      byId.get(call.toolCallId) ?? {
+        ...call,
+        toolName: "exec_command",
+        running: null,
+        result: {
+          status: "unknown",
+          note: "The result of this call was dropped from the conversation and the kit kept no handle for it: it ended within its yield, or its outcome is unknown. The command was not started again.",
+        },
+      },
+  );
 }

@@ -13,6 +13,8 @@ const MAX_ROUNDS = 8;
 /** Lease waits per run for a claim whose answer was lost (each one lease long). */
 const MAX_LEASE_WAITS = 2;
 const KEEP_APPLIED_IDS = 4096;
+/** Handles of stored calls kept for recovery after a compaction. */
+const KEEP_CALL_HANDLES = 1024;
 
 /** The kit's settings with the engine it resolved (the AI SDK's unless the host gave its own). */
 export type KitRun<M> = KitSettings<M> & { readonly turn: TurnEngine<M> };
@@ -120,8 +122,16 @@ export async function runTurns<M>(
       running: turn.running,
       applied: [...record.applied, ...fresh.map((c) => c.envelope.id)].slice(-KEEP_APPLIED_IDS),
       activeRun: { ...run, leaseExpiresAt, pendingUserText: null },
-      // The stored messages hold every journaled call with its result now.
+      // The stored messages hold every journaled call with its result now; the handles stay.
       toolCalls: [],
+      callHandles: [
+        ...(record.callHandles ?? []),
+        ...journal
+          .entries()
+          .flatMap((call) =>
+            call.handle === null ? [] : [{ toolCallId: call.toolCallId, handle: call.handle }],
+          ),
+      ].slice(-KEEP_CALL_HANDLES),
     };
     await store.save(record);
     options.afterStore?.(sessionId);

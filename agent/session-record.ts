@@ -36,4 +36,9 @@ export interface SessionRecord<M = ModelMessage> {
    * records of older hosts: none.
    */
   readonly toolCalls?: JournaledCall[];
+  /**
+   * The runner's handle of each background exec_command call of the stored turns, newest last,
+   * bounded: a call whose result a compaction dropped is matched to its job. Absent: none kept.
+   */
+  readonly callHandles?: Array<{ readonly toolCallId: string; readonly handle: string }>;
 }

@@ -5,6 +5,7 @@
 import type { Claim } from "@exec-inbox/client";
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
 import { type ExecToolContext, execTools } from "./exec-tools";
+import { aiSdkToolCallFormat, type ToolCallFormat } from "./open-tool-calls";
 import type { RecoveredToolCall } from "./recover-tool-calls";
 
 export const DEFAULT_SYSTEM =
@@ -35,7 +36,13 @@ export interface TurnOutput<M> {
   readonly text: string;
 }
 
-export type TurnEngine<M> = (input: TurnInput<M>) => Promise<TurnOutput<M>>;
+/**
+ * One model turn. `toolCallFormat` says how the engine's messages show a tool call and its
+ * result: `kit.recoverToolCalls` needs it to give a compacted conversation's open calls a result.
+ */
+export type TurnEngine<M> = ((input: TurnInput<M>) => Promise<TurnOutput<M>>) & {
+  readonly toolCallFormat?: ToolCallFormat<M>;
+};
 
 /** What a runtime message is called in a conversation: a UI tells it from human text. */
 export function runtimeMarker(claim: Claim) {
@@ -52,6 +59,12 @@ export interface AiSdkTurnOptions {
 
 /** The Vercel AI SDK's turn: `generateText` with the exec tools, up to `maxSteps` steps. */
 export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
+  return Object.assign(aiSdkTurnOf(options), { toolCallFormat: aiSdkToolCallFormat });
+}
+
+function aiSdkTurnOf(
+  options: AiSdkTurnOptions,
+): (input: TurnInput<ModelMessage>) => Promise<TurnOutput<ModelMessage>> {
   return async ({ sessionId, messages, userText, claims, tools, recovered }) => {
     const prompt: ModelMessage[] = [...messages];
     if (userText !== null) prompt.push({ role: "user", content: userText });

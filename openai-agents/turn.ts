@@ -4,6 +4,7 @@
 import type { RecoveredToolCall, TurnEngine } from "@exec-inbox/ai-sdk";
 import { type Agent, type AgentInputItem, type RunConfig, Runner, user } from "@openai/agents";
 import { execFunctionTools } from "./function-tools";
+import { openAiToolCallFormat, resultItem } from "./open-tool-calls";
 
 export interface OpenAiAgentsTurnOptions {
   /**
@@ -27,6 +28,10 @@ export interface OpenAiAgentsTurnOptions {
 }
 
 export function openAiAgentsTurn(options: OpenAiAgentsTurnOptions): TurnEngine<AgentInputItem> {
+  return Object.assign(turnOf(options), { toolCallFormat: openAiToolCallFormat });
+}
+
+function turnOf(options: OpenAiAgentsTurnOptions): TurnEngine<AgentInputItem> {
   const maxTurns = options.maxTurns ?? 8;
   return async ({ sessionId, messages, userText, claims, tools, recovered }) => {
     const input: AgentInputItem[] = [...messages];
@@ -82,12 +87,6 @@ export function openAiRecoveredItems(recovered: readonly RecoveredToolCall[]): A
       arguments: JSON.stringify(call.input),
       status: "completed",
     },
-    {
-      type: "function_call_result",
-      callId: call.toolCallId,
-      name: call.toolName,
-      status: "completed",
-      output: { type: "text", text: JSON.stringify(call.result) },
-    },
+    resultItem(call),
   ]);
 }

@@ -3,7 +3,7 @@
 // on the same store. Its command must have run exactly once, and the model's next turn reads it.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { SessionRecord } from "@exec-inbox/ai-sdk";
+import { type SessionRecord, SqliteConversationStore } from "@exec-inbox/ai-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUNNER_TOKEN } from "../runner/runner-process";
 import { viewWhen } from "../support/local-stack";
@@ -144,5 +144,54 @@ describe("a host killed between the model's exec_command and storing the turn", 
     });
     expect(["running", "completed"]).toContain(recovered?.value.status);
     expect(assistantTexts(record).some((text) => text.includes(`${handle}`))).toBe(true);
+  });
+});
+
+describe("a conversation compacted so that its tool calls lost their results", () => {
+  it("gives each call a result from exec-inbox, stored right after it, and the next turn reads them: nothing runs again", async () => {
+    const sid = unique("recovery-compacted");
+    const agent = await stack.startHost();
+    await agent.host.kit.createSession(sid);
+    await agent.host.kit.sendUserMessage(
+      sid,
+      `run: echo ran >> ${COUNT}; sleep 30\nrun: printf quick`,
+    );
+    const before = (await agent.host.kit.conversation(sid))!;
+    const handle = before.running[0]!;
+    expect(toolResults(before)).toHaveLength(2);
+
+    // The host's compaction drops the tool results and keeps the calls.
+    const store = new SqliteConversationStore(join(stack.stateDir, "agent"));
+    await store.save({
+      ...before,
+      messages: before.messages.filter((message) => message.role !== "tool"),
+    });
+    store.close();
+
+    const recovered = await agent.host.kit.recoverToolCalls(sid);
+    expect(recovered.map((call) => call.result)).toEqual([
+      expect.objectContaining({ session_id: handle, status: "running" }),
+      expect.objectContaining({ status: "unknown" }),
+    ]);
+    const after = (await agent.host.kit.conversation(sid))!;
+    expect(toolCalls(after)).toEqual(toolCalls(before));
+    const results = toolResults(after);
+    expect(results).toHaveLength(2);
+    for (const result of results) {
+      expect(result.value.note).toContain("not started again");
+    }
+    // Each result follows the message that made the call.
+    const callAt = after.messages.findIndex((message) => message.role === "assistant");
+    expect(after.messages[callAt + 1]?.role).toBe("tool");
+    expect(await agent.host.kit.recoverToolCalls(sid)).toEqual([]);
+
+    expect(await agent.host.kit.sendUserMessage(sid, "and now?")).toBe("Noted: and now?");
+    const prompt = agent.models.get(sid)!.doGenerateCalls.at(-1)!.prompt;
+    expect(JSON.stringify(prompt.filter((message) => message.role === "tool"))).toContain(
+      "not started again",
+    );
+    expect(await runs(sid)).toBe(1);
+    await stack.inbox.cancelJob(sid, handle).catch(() => null);
+    await agent.host.close();
   });
 });
