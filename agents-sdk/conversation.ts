@@ -39,6 +39,13 @@ const SCHEMA = `
     tool_call_id TEXT NOT NULL UNIQUE,
     call TEXT NOT NULL
   );
+  -- The runner's handle of each background call of the stored turns (the newest 1024): a call
+  -- whose result a compaction dropped is matched to its job.
+  CREATE TABLE IF NOT EXISTS exec_inbox_call_handles (
+    seq INTEGER PRIMARY KEY,
+    tool_call_id TEXT NOT NULL UNIQUE,
+    handle TEXT NOT NULL
+  );
   CREATE TABLE IF NOT EXISTS exec_inbox_state (
     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
     lifetime TEXT,
@@ -54,6 +61,9 @@ type StateRow = {
   active_run: string | null;
   turn_owed: number;
 };
+
+/** Handles of stored calls kept for recovery after a compaction. */
+const KEEP_CALL_HANDLES = 1024;
 
 const EMPTY: ConversationState = { lifetime: null, running: [], activeRun: null, turnOwed: false };
 
@@ -114,6 +124,16 @@ export class Conversation {
     );
   }
 
+  /** The handles kept of the stored turns' background calls, by tool call id. */
+  callHandles(): Map<string, string> {
+    const rows = this.sql
+      .exec<{ tool_call_id: string; handle: string }>(
+        "SELECT tool_call_id, handle FROM exec_inbox_call_handles",
+      )
+      .toArray();
+    return new Map(rows.map((row) => [row.tool_call_id, row.handle]));
+  }
+
   hasSeenResume(resumeId: string): boolean {
     return (
       this.sql.exec("SELECT 1 FROM exec_inbox_resumes WHERE resume_id = ?", resumeId).toArray()
@@ -132,9 +152,24 @@ export class Conversation {
     resumeId?: string;
     /** The messages hold every journaled call with its result: the journal is emptied. */
     journalDone?: boolean;
+    /** `messages` replace the conversation (a compacted one that recovery closed). */
+    replace?: boolean;
   }): void {
     this.storage.transactionSync(() => {
-      if (change.journalDone === true) this.sql.exec("DELETE FROM exec_inbox_tool_calls");
+      if (change.replace === true) this.sql.exec("DELETE FROM exec_inbox_messages");
+      if (change.journalDone === true) {
+        this.sql.exec(
+          `INSERT OR REPLACE INTO exec_inbox_call_handles (tool_call_id, handle)
+           SELECT tool_call_id, json_extract(call, '$.handle') FROM exec_inbox_tool_calls
+           WHERE json_extract(call, '$.handle') IS NOT NULL ORDER BY seq`,
+        );
+        this.sql.exec(
+          `DELETE FROM exec_inbox_call_handles
+           WHERE seq <= (SELECT MAX(seq) FROM exec_inbox_call_handles) - ?`,
+          KEEP_CALL_HANDLES,
+        );
+        this.sql.exec("DELETE FROM exec_inbox_tool_calls");
+      }
       for (const message of change.messages ?? []) {
         this.sql.exec(
           "INSERT INTO exec_inbox_messages (message) VALUES (?)",
@@ -170,6 +205,7 @@ export class Conversation {
         "exec_inbox_applied",
         "exec_inbox_resumes",
         "exec_inbox_tool_calls",
+        "exec_inbox_call_handles",
       ]) {
         this.sql.exec(`DELETE FROM ${table}`);
       }

@@ -4,9 +4,11 @@
 // client are the subclass's (`execInbox()`); the conversation lives in the agent's own SQLite.
 
 import { execTools, trackingContext } from "@exec-inbox/ai-sdk/exec-tools";
+import { aiSdkToolCallFormat } from "@exec-inbox/ai-sdk/open-tool-calls";
 import {
   journalEntry,
   type RecoveredToolCall,
+  recoverOpenCalls,
   recoverToolCalls,
 } from "@exec-inbox/ai-sdk/recover-tool-calls";
 import { retrying } from "@exec-inbox/ai-sdk/retry";
@@ -356,7 +358,26 @@ export abstract class ExecInboxAgent<
    */
   async recoverToolCalls(): Promise<number> {
     if (this.driving !== null) await this.driving.catch(() => "");
-    return (await this.foldJournal()).length;
+    const journaled = await this.foldJournal();
+    const conversation = this.conversation;
+    const messages = conversation.messages();
+    const open = aiSdkToolCallFormat.openCalls(messages);
+    if (open.length === 0) return journaled.length;
+    const { inbox } = this.execInbox();
+    const handles = conversation.callHandles();
+    const recovered = await recoverOpenCalls(inbox, this.sessionId, open, handles);
+    const stillRunning = recovered.flatMap((call) => (call.running === null ? [] : [call.running]));
+    const state = conversation.state();
+    conversation.commit({
+      state: {
+        ...state,
+        running: [...new Set([...state.running, ...stillRunning])],
+        turnOwed: true,
+      },
+      messages: aiSdkToolCallFormat.close(messages, recovered),
+      replace: true,
+    });
+    return journaled.length + recovered.length;
   }
 
   /**

@@ -357,4 +357,26 @@ describe("the Agents SDK kit", () => {
     );
     expect(calls).toHaveLength(1);
   }, 40_000);
+
+  it("recoverToolCalls gives the calls a compaction left without results their job's truth, right after each call, and starts nothing", async () => {
+    const sid = api.uniqueId("sdk-compacted");
+    const { job } = await agentWaitingOnCommand(sid);
+    const agentPost = (what: string) =>
+      env.SHELL_AGENT_HTTP.fetch(`http://agent/agents/${sid}/${what}`, { method: "POST" });
+    expect((await agentPost("compact")).status).toBe(200);
+    expect((await transcript(sid)).filter((message) => message.role === "tool")).toEqual([]);
+
+    const answer = await agentPost("recover");
+    expect(await answer.json()).toEqual({ recovered: 1 });
+    const messages = await transcript(sid);
+    const callAt = messages.findIndex((message) => message.role === "assistant");
+    const result = messages[callAt + 1]!;
+    expect(result.role).toBe("tool");
+    expect(textOf(result)).toContain(`"session_id":"${job.handle}"`);
+    expect(textOf(result)).toContain('"status":"running"');
+    expect(textOf(result)).toContain("not started again");
+    // Nothing is open any more, and the runner was asked to start the command once.
+    expect(await (await agentPost("recover")).json()).toEqual({ recovered: 0 });
+    expect(await runnerJobs(sid)).toHaveLength(1);
+  });
 });
