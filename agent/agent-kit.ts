@@ -7,6 +7,8 @@ import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../shared/ex
 import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
 import type { ConversationStore } from "./conversation-store";
 import type { KitSettings } from "./kit-settings";
+import { recoverStoredCalls } from "./recover-stored-calls";
+import type { RecoveredToolCall } from "./recover-tool-calls";
 import { isSessionGone, isStaleResume, retrying } from "./retry";
 import { type KitRun, ModelTurnError, runTurns } from "./run-turns";
 import type { SessionRecord } from "./session-record";
@@ -313,6 +315,16 @@ export class AgentKit<M = ModelMessage> {
         await this.settled(sessionId);
       }),
     );
+  }
+
+  /**
+   * Gives every exec_command call the stored conversation holds without a result (a compaction
+   * dropped it) a result from exec-inbox, right after the call, and stores it: still running, its
+   * stored result, or unknown. Nothing is started again. Calls of a turn a crash cut are
+   * `recover()`'s (their run's next turn reads them). Waits for the session's queued work first.
+   */
+  recoverToolCalls(sessionId: string): Promise<RecoveredToolCall[]> {
+    return this.serial(sessionId, () => recoverStoredCalls(this.options, this.runStore, sessionId));
   }
 
   /** Takes a received resume and drives the stored run to its end. Idempotent. */

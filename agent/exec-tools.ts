@@ -18,6 +18,7 @@ import {
   untakenNote,
 } from "./model-texts";
 import { outputTools } from "./output-tools";
+import type { ToolCallJournal } from "./recover-tool-calls";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
 
@@ -31,6 +32,8 @@ export interface ExecToolContext {
   readonly onEnded: (handle: string) => void;
   /** Reserved with every background job: silence this long makes exec-inbox declare it lost. */
   readonly heartbeatTimeoutMs?: number;
+  /** Written before the runner is asked and as it answers: a restarted host never runs it again. */
+  readonly journal?: ToolCallJournal;
 }
 
 /**
@@ -168,11 +171,19 @@ export function execTools(ctx: ExecToolContext) {
       description:
         "Run a shell command. Returns its outcome, exit_code and output if it ends within yield_time_ms; otherwise a session_id while it keeps running in the background, and a note that says whether you will be told when it ends. Read a background command with write_stdin.",
       inputSchema: execCommandInput,
-      execute: async (input): Promise<ExecAnswer & { note?: string; status?: string }> => {
+      execute: async (
+        input,
+        { toolCallId },
+      ): Promise<ExecAnswer & { note?: string; status?: string }> => {
+        await ctx.journal?.begin(toolCallId, input);
         // The session's own workspace: another agent's files are not in the command's view.
         const answer = await ctx.runner.execCommand({ ...input, workspace: ctx.sessionId });
         const handle = answer.session_id;
-        if (handle === undefined) return withOutcome(answer);
+        if (handle === undefined) {
+          await ctx.journal?.answered(toolCallId, answer);
+          return withOutcome(answer);
+        }
+        await ctx.journal?.handed(toolCallId, handle);
         // Reserve and arm before the model hears of the handle: a completion that comes between
         // the two is held by the runner until armed, so none can be missed. Both are idempotent.
         let willWake: boolean;

@@ -22,13 +22,22 @@ export {
   startExampleHost,
 } from "./example-host";
 export { type ExecToolContext, execTools } from "./exec-tools";
+export { aiSdkToolCallFormat, type OpenToolCall, type ToolCallFormat } from "./open-tool-calls";
 export { type OutputToolContext, outputTools } from "./output-tools";
+export {
+  type JournaledCall,
+  type RecoveredToolCall,
+  recoverOpenCalls,
+  recoverToolCalls,
+  type ToolCallJournal,
+} from "./recover-tool-calls";
 export { isSessionGone, isTransient, retrying } from "./retry";
 export { ModelTurnError } from "./run-turns";
 export { RunnerClient, RunnerError } from "./runner-client";
 export { describeResult, scriptedCalls, scriptedModel, scriptedStep } from "./scripted-model";
 export {
   type AiSdkTurnOptions,
+  aiSdkRecoveredMessages,
   aiSdkTurn,
   DEFAULT_SYSTEM,
   runtimeMarker,

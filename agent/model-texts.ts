@@ -31,3 +31,31 @@ export const noCommand = (handle: string, ofThisSession: boolean): string =>
   ofThisSession
     ? `no command with session_id ${handle} in this session`
     : `no command with session_id ${handle}`;
+
+/** Leads every result recovery gives a call: the model must not infer it ran twice, or not at all. */
+export const RECOVERED_NOT_AGAIN =
+  "The agent host restarted after this call; the command was not started again.";
+
+/** A recovered call of a running job whose runner reported progress: what its output is. */
+export const recoveredTailNote = (at: string): string =>
+  `The output is the tail it last reported, at ${at}.`;
+
+/** A recovered call of a finished job: its result is the one exec-inbox stored. */
+export const RECOVERED_STORED = "This is the result exec-inbox stored.";
+
+/** Why a recovered call's outcome is unknown: what the kit and exec-inbox know of it. */
+export type RecoveredUnknown = "unasked" | "untaken" | "expired" | "dropped";
+
+/** The note of a recovered call whose outcome nobody can tell; never a success. */
+export function recoveredUnknownNote(why: RecoveredUnknown, handle = ""): string {
+  switch (why) {
+    case "unasked":
+      return `${RECOVERED_NOT_AGAIN} The host stopped while the runner was being asked to start it, so it may or may not have run, and nothing will report its end: its outcome is unknown. Check its effects before running it again.`;
+    case "untaken":
+      return `${RECOVERED_NOT_AGAIN} The runner started it with session_id ${handle}, but the host stopped before exec-inbox took it, so nothing will report its end: its outcome is unknown. Check it with write_stdin.`;
+    case "expired":
+      return `${RECOVERED_NOT_AGAIN} exec-inbox no longer keeps its result (a result is kept for a while after it ended): its outcome is unknown here.`;
+    case "dropped":
+      return "The result of this call was dropped from the conversation and the kit kept no handle for it: it ended within its yield, or its outcome is unknown. The command was not started again.";
+  }
+}

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Claim, ExecInboxError } from "@exec-inbox/client";
 import { trackingContext } from "./exec-tools";
 import type { KitSettings } from "./kit-settings";
+import { type PersistedJournal, persistedJournal, recoverToolCalls } from "./recover-tool-calls";
 import { retrying } from "./retry";
 import type { ActiveRun, SessionRecord } from "./session-record";
 import type { TurnEngine, TurnOutput } from "./turn-engine";
@@ -12,6 +13,8 @@ const MAX_ROUNDS = 8;
 /** Lease waits per run for a claim whose answer was lost (each one lease long). */
 const MAX_LEASE_WAITS = 2;
 const KEEP_APPLIED_IDS = 4096;
+/** Handles of stored calls kept for recovery after a compaction. */
+const KEEP_CALL_HANDLES = 1024;
 
 /** The kit's settings with the engine it resolved (the AI SDK's unless the host gave its own). */
 export type KitRun<M> = KitSettings<M> & { readonly turn: TurnEngine<M> };
@@ -67,7 +70,9 @@ export async function runTurns<M>(
     const { claims } = await retrying(() => inbox.claim(sessionId, { max: 16, lease_ms: leaseMs }));
     const fresh = claims.filter((claim) => !record.applied.includes(claim.envelope.id));
     const ids = claims.map((claim) => claim.envelope.id);
-    if (fresh.length === 0 && userText === null) {
+    // Calls journaled by a turn that was never stored are owed a turn that gives their results.
+    const journaled = (record.toolCalls ?? []).length > 0;
+    if (fresh.length === 0 && userText === null && !journaled) {
       if (ids.length > 0) await retrying(() => inbox.ack(sessionId, { ids }));
       if (
         claims.length === 0 &&
@@ -92,8 +97,14 @@ export async function runTurns<M>(
     let turn: TurnOutput<M> & { readonly running: string[] };
     // Commands a failed attempt started still run (reserved and armed): the turn waits for them.
     const started = new Set<string>();
+    // Each exec_command call is stored before the runner is asked: a host that dies before the
+    // turn is stored finds it here, and its next attempt gives it a result instead of a rerun.
+    const journal = persistedJournal(record.toolCalls ?? [], async (toolCalls) => {
+      record = { ...record, toolCalls: [...toolCalls] };
+      await store.save(record);
+    });
     try {
-      turn = await modelTurnWithRetries(options, record, userText, fresh, started);
+      turn = await modelTurnWithRetries(options, record, userText, fresh, started, journal);
     } catch (error) {
       // The provider keeps failing: end the run so the session is not left `running` with nobody
       // to wake it. The claims stay unacked: their lease ends and the next run sees them.
@@ -111,6 +122,16 @@ export async function runTurns<M>(
       running: turn.running,
       applied: [...record.applied, ...fresh.map((c) => c.envelope.id)].slice(-KEEP_APPLIED_IDS),
       activeRun: { ...run, leaseExpiresAt, pendingUserText: null },
+      // The stored messages hold every journaled call with its result now; the handles stay.
+      toolCalls: [],
+      callHandles: [
+        ...(record.callHandles ?? []),
+        ...journal
+          .entries()
+          .flatMap((call) =>
+            call.handle === null ? [] : [{ toolCallId: call.toolCallId, handle: call.handle }],
+          ),
+      ].slice(-KEEP_CALL_HANDLES),
     };
     await store.save(record);
     options.afterStore?.(sessionId);
@@ -139,11 +160,12 @@ async function modelTurnWithRetries<M>(
   userText: string | null,
   claims: Claim[],
   started: Set<string>,
+  journal: PersistedJournal,
 ): ReturnType<typeof modelTurn<M>> {
   const attempts = options.modelAttempts ?? 3;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await modelTurn(options, record, userText, claims, started);
+      return await modelTurn(options, record, userText, claims, started, journal);
     } catch (error) {
       if (attempt >= attempts) throw error;
       await sleep(500 * 2 ** (attempt - 1));
@@ -153,8 +175,9 @@ async function modelTurnWithRetries<M>(
 
 /**
  * The engine's turn, and which commands still run after it (a claim ends its handles). `started`
- * keeps the background commands of every attempt: a retried turn (its provider failed midway)
- * forgets the attempt's conversation, but not the commands it left running.
+ * keeps the background commands of every attempt, and the journal every exec_command call: a
+ * retried turn (its provider failed midway, or its host died) forgets the attempt's conversation,
+ * but is given each call it made with its result, and waits for the commands still running.
  */
 async function modelTurn<M>(
   options: KitRun<M>,
@@ -162,7 +185,10 @@ async function modelTurn<M>(
   userText: string | null,
   claims: Claim[],
   started: Set<string>,
+  journal: PersistedJournal,
 ): Promise<TurnOutput<M> & { readonly running: string[] }> {
+  const recovered = await recoverToolCalls(options.inbox, record.sessionId, journal.entries());
+  for (const call of recovered) if (call.running !== null) started.add(call.running);
   const running = new Set([...record.running, ...started]);
   for (const claim of claims) for (const handle of handlesOf(claim)) running.delete(handle);
   const turn = await options.turn({
@@ -170,7 +196,11 @@ async function modelTurn<M>(
     messages: record.messages,
     userText,
     claims,
-    tools: trackingContext({ ...options, sessionId: record.sessionId }, running, started),
+    tools: {
+      ...trackingContext({ ...options, sessionId: record.sessionId }, running, started),
+      journal,
+    },
+    recovered,
   });
   return { ...turn, running: [...running] };
 }

@@ -1,6 +1,7 @@
 // The agent host's durable record of one session: the conversation and what the kit needs to
 // recover after a crash. How a host stores it is its `ConversationStore`'s (conversation-store.ts).
 import type { ModelMessage } from "ai";
+import type { JournaledCall } from "./recover-tool-calls";
 
 /** The run the kit is driving, kept so a restarted host can finish it (persisted: add fields only). */
 export interface ActiveRun {
@@ -29,4 +30,15 @@ export interface SessionRecord<M = ModelMessage> {
   /** A resume received and not yet taken by a registered run. */
   readonly pendingResume: string | null;
   readonly activeRun: ActiveRun | null;
+  /**
+   * The exec_command calls of the turn under way, journaled before the runner is asked; emptied
+   * when the turn is stored. Entries left after a crash are recovered, never run again. Absent in
+   * records of older hosts: none.
+   */
+  readonly toolCalls?: JournaledCall[];
+  /**
+   * The runner's handle of each background exec_command call of the stored turns, newest last,
+   * bounded: a call whose result a compaction dropped is matched to its job. Absent: none kept.
+   */
+  readonly callHandles?: Array<{ readonly toolCallId: string; readonly handle: string }>;
 }

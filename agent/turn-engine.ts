@@ -5,6 +5,8 @@
 import type { Claim } from "@exec-inbox/client";
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
 import { type ExecToolContext, execTools } from "./exec-tools";
+import { aiSdkToolCallFormat, type ToolCallFormat } from "./open-tool-calls";
+import type { RecoveredToolCall } from "./recover-tool-calls";
 
 export const DEFAULT_SYSTEM =
   "You operate a shell through exec_command and write_stdin. Long commands continue in the background; the note beside one says whether a runtime message will tell you when it ends. Read a background command's result with write_stdin, and check with it yourself when no message is promised.";
@@ -19,6 +21,12 @@ export interface TurnInput<M> {
   readonly claims: readonly Claim[];
   /** What the exec tools need; the kit learns through its callbacks which commands still run. */
   readonly tools: ExecToolContext;
+  /**
+   * exec_command calls an earlier attempt of this turn made (a host that crashed, a provider that
+   * failed midway), each with the result exec-inbox gives it: the engine puts each call and its
+   * result after the claims, so the model reads them and never makes them again.
+   */
+  readonly recovered: readonly RecoveredToolCall[];
 }
 
 export interface TurnOutput<M> {
@@ -28,7 +36,13 @@ export interface TurnOutput<M> {
   readonly text: string;
 }
 
-export type TurnEngine<M> = (input: TurnInput<M>) => Promise<TurnOutput<M>>;
+/**
+ * One model turn. `toolCallFormat` says how the engine's messages show a tool call and its
+ * result: `kit.recoverToolCalls` needs it to give a compacted conversation's open calls a result.
+ */
+export type TurnEngine<M> = ((input: TurnInput<M>) => Promise<TurnOutput<M>>) & {
+  readonly toolCallFormat?: ToolCallFormat<M>;
+};
 
 /** What a runtime message is called in a conversation: a UI tells it from human text. */
 export function runtimeMarker(claim: Claim) {
@@ -45,7 +59,13 @@ export interface AiSdkTurnOptions {
 
 /** The Vercel AI SDK's turn: `generateText` with the exec tools, up to `maxSteps` steps. */
 export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
-  return async ({ sessionId, messages, userText, claims, tools }) => {
+  return Object.assign(aiSdkTurnOf(options), { toolCallFormat: aiSdkToolCallFormat });
+}
+
+function aiSdkTurnOf(
+  options: AiSdkTurnOptions,
+): (input: TurnInput<ModelMessage>) => Promise<TurnOutput<ModelMessage>> {
+  return async ({ sessionId, messages, userText, claims, tools, recovered }) => {
     const prompt: ModelMessage[] = [...messages];
     if (userText !== null) prompt.push({ role: "user", content: userText });
     for (const claim of claims) {
@@ -56,6 +76,7 @@ export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
         providerOptions: { execInbox: runtimeMarker(claim) },
       });
     }
+    prompt.push(...aiSdkRecoveredMessages(recovered));
     const result = await generateText({
       model: options.model(sessionId),
       instructions: options.system ?? DEFAULT_SYSTEM,
@@ -65,4 +86,29 @@ export function aiSdkTurn(options: AiSdkTurnOptions): TurnEngine<ModelMessage> {
     });
     return { messages: [...prompt, ...result.responseMessages], text: result.text };
   };
+}
+
+/** Recovered calls as the AI SDK's messages: one assistant message with the calls, one with results. */
+export function aiSdkRecoveredMessages(recovered: readonly RecoveredToolCall[]): ModelMessage[] {
+  if (recovered.length === 0) return [];
+  return [
+    {
+      role: "assistant",
+      content: recovered.map((call) => ({
+        type: "tool-call" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: call.input,
+      })),
+    },
+    {
+      role: "tool",
+      content: recovered.map((call) => ({
+        type: "tool-result" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: "json" as const, value: call.result as never },
+      })),
+    },
+  ];
 }

@@ -2,6 +2,7 @@
 // envelope ids already applied, the handles still running and the run being driven. Each write is
 // one transaction, so a message and the id that says it was applied never part. Calling the model
 // and exec-inbox is left to exec-inbox-agent.ts.
+import type { JournaledCall } from "@exec-inbox/ai-sdk/recover-tool-calls";
 import type { ModelMessage } from "ai";
 
 /** The run this agent drives in exec-inbox, kept so a restarted object can finish it. */
@@ -31,6 +32,20 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS exec_inbox_messages (seq INTEGER PRIMARY KEY, message TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS exec_inbox_applied (envelope_id TEXT PRIMARY KEY);
   CREATE TABLE IF NOT EXISTS exec_inbox_resumes (resume_id TEXT PRIMARY KEY);
+  -- exec_command calls of the turn under way (JournaledCall as JSON), written before the runner is
+  -- asked and emptied when the turn is stored: what a restarted object recovers, never reruns.
+  CREATE TABLE IF NOT EXISTS exec_inbox_tool_calls (
+    seq INTEGER PRIMARY KEY,
+    tool_call_id TEXT NOT NULL UNIQUE,
+    call TEXT NOT NULL
+  );
+  -- The runner's handle of each background call of the stored turns (the newest 1024): a call
+  -- whose result a compaction dropped is matched to its job.
+  CREATE TABLE IF NOT EXISTS exec_inbox_call_handles (
+    seq INTEGER PRIMARY KEY,
+    tool_call_id TEXT NOT NULL UNIQUE,
+    handle TEXT NOT NULL
+  );
   CREATE TABLE IF NOT EXISTS exec_inbox_state (
     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
     lifetime TEXT,
@@ -46,6 +61,9 @@ type StateRow = {
   active_run: string | null;
   turn_owed: number;
 };
+
+/** Handles of stored calls kept for recovery after a compaction. */
+const KEEP_CALL_HANDLES = 1024;
 
 const EMPTY: ConversationState = { lifetime: null, running: [], activeRun: null, turnOwed: false };
 
@@ -88,6 +106,34 @@ export class Conversation {
     return found;
   }
 
+  /** The journaled exec_command calls of a turn not yet stored, in the order they were made. */
+  journal(): JournaledCall[] {
+    return this.sql
+      .exec<{ call: string }>("SELECT call FROM exec_inbox_tool_calls ORDER BY seq")
+      .toArray()
+      .map((row) => JSON.parse(row.call));
+  }
+
+  /** Writes one journaled call (a new one, or its next form). */
+  journalCall(call: JournaledCall): void {
+    this.sql.exec(
+      `INSERT INTO exec_inbox_tool_calls (tool_call_id, call) VALUES (?, ?)
+       ON CONFLICT (tool_call_id) DO UPDATE SET call = excluded.call`,
+      call.toolCallId,
+      JSON.stringify(call),
+    );
+  }
+
+  /** The handles kept of the stored turns' background calls, by tool call id. */
+  callHandles(): Map<string, string> {
+    const rows = this.sql
+      .exec<{ tool_call_id: string; handle: string }>(
+        "SELECT tool_call_id, handle FROM exec_inbox_call_handles",
+      )
+      .toArray();
+    return new Map(rows.map((row) => [row.tool_call_id, row.handle]));
+  }
+
   hasSeenResume(resumeId: string): boolean {
     return (
       this.sql.exec("SELECT 1 FROM exec_inbox_resumes WHERE resume_id = ?", resumeId).toArray()
@@ -104,8 +150,26 @@ export class Conversation {
     messages?: readonly ModelMessage[];
     applied?: readonly string[];
     resumeId?: string;
+    /** The messages hold every journaled call with its result: the journal is emptied. */
+    journalDone?: boolean;
+    /** `messages` replace the conversation (a compacted one that recovery closed). */
+    replace?: boolean;
   }): void {
     this.storage.transactionSync(() => {
+      if (change.replace === true) this.sql.exec("DELETE FROM exec_inbox_messages");
+      if (change.journalDone === true) {
+        this.sql.exec(
+          `INSERT OR REPLACE INTO exec_inbox_call_handles (tool_call_id, handle)
+           SELECT tool_call_id, json_extract(call, '$.handle') FROM exec_inbox_tool_calls
+           WHERE json_extract(call, '$.handle') IS NOT NULL ORDER BY seq`,
+        );
+        this.sql.exec(
+          `DELETE FROM exec_inbox_call_handles
+           WHERE seq <= (SELECT MAX(seq) FROM exec_inbox_call_handles) - ?`,
+          KEEP_CALL_HANDLES,
+        );
+        this.sql.exec("DELETE FROM exec_inbox_tool_calls");
+      }
       for (const message of change.messages ?? []) {
         this.sql.exec(
           "INSERT INTO exec_inbox_messages (message) VALUES (?)",
@@ -136,7 +200,13 @@ export class Conversation {
   /** A new exec-inbox lifetime (the session was deleted and created again): start afresh. */
   reset(lifetime: string): void {
     this.storage.transactionSync(() => {
-      for (const table of ["exec_inbox_messages", "exec_inbox_applied", "exec_inbox_resumes"]) {
+      for (const table of [
+        "exec_inbox_messages",
+        "exec_inbox_applied",
+        "exec_inbox_resumes",
+        "exec_inbox_tool_calls",
+        "exec_inbox_call_handles",
+      ]) {
         this.sql.exec(`DELETE FROM ${table}`);
       }
     });

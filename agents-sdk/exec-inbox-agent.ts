@@ -4,9 +4,16 @@
 // client are the subclass's (`execInbox()`); the conversation lives in the agent's own SQLite.
 
 import { execTools, trackingContext } from "@exec-inbox/ai-sdk/exec-tools";
+import { aiSdkToolCallFormat } from "@exec-inbox/ai-sdk/open-tool-calls";
+import {
+  journalEntry,
+  type RecoveredToolCall,
+  recoverOpenCalls,
+  recoverToolCalls,
+} from "@exec-inbox/ai-sdk/recover-tool-calls";
 import { retrying } from "@exec-inbox/ai-sdk/retry";
 import type { RunnerClient } from "@exec-inbox/ai-sdk/runner-client";
-import { DEFAULT_SYSTEM } from "@exec-inbox/ai-sdk/turn-engine";
+import { aiSdkRecoveredMessages, DEFAULT_SYSTEM } from "@exec-inbox/ai-sdk/turn-engine";
 import {
   type Claim,
   type ExecInboxClient,
@@ -315,6 +322,7 @@ export abstract class ExecInboxAgent<
       conversation.commit({
         state: { ...conversation.state(), running: turn.running, turnOwed: false },
         messages: turn.messages,
+        journalDone: true,
       });
       answer = turn.text;
       // Acked only once the turn that read them is stored: a crash before it redelivers them.
@@ -342,19 +350,91 @@ export abstract class ExecInboxAgent<
     }
   }
 
+  /**
+   * Every exec_command call the stored conversation holds no result for gets one from exec-inbox:
+   * still running (handle, last progress), finished (the stored result) or unknown. Nothing is
+   * started again. The turn loop does this by itself after a restart; a caller that compacted the
+   * conversation calls it, once no turn runs, and the next turn reads the results.
+   */
+  async recoverToolCalls(): Promise<number> {
+    if (this.driving !== null) await this.driving.catch(() => "");
+    const journaled = await this.foldJournal();
+    const conversation = this.conversation;
+    const messages = conversation.messages();
+    const open = aiSdkToolCallFormat.openCalls(messages);
+    if (open.length === 0) return journaled.length;
+    const { inbox } = this.execInbox();
+    const handles = conversation.callHandles();
+    const recovered = await recoverOpenCalls(inbox, this.sessionId, open, handles);
+    const stillRunning = recovered.flatMap((call) => (call.running === null ? [] : [call.running]));
+    const state = conversation.state();
+    conversation.commit({
+      state: {
+        ...state,
+        running: [...new Set([...state.running, ...stillRunning])],
+        turnOwed: true,
+      },
+      messages: aiSdkToolCallFormat.close(messages, recovered),
+      replace: true,
+    });
+    return journaled.length + recovered.length;
+  }
+
+  /**
+   * The journaled exec_command calls of an attempt that never stored its turn (the object was
+   * restarted, or the provider failed midway) go into the conversation with exec-inbox's result
+   * for each, in one transaction with emptying the journal: the model reads them, nothing reruns.
+   * Returns the handles of those still running.
+   */
+  private async foldJournal(): Promise<RecoveredToolCall[]> {
+    const conversation = this.conversation;
+    const journal = conversation.journal();
+    if (journal.length === 0) return [];
+    const { inbox } = this.execInbox();
+    const recovered = await recoverToolCalls(inbox, this.sessionId, journal);
+    const stillRunning = recovered.flatMap((call) => (call.running === null ? [] : [call.running]));
+    const state = conversation.state();
+    conversation.commit({
+      state: {
+        ...state,
+        running: [...new Set([...state.running, ...stillRunning])],
+        turnOwed: true,
+      },
+      messages: aiSdkRecoveredMessages(recovered),
+      journalDone: true,
+    });
+    this.log(`recovered ${recovered.length} tool calls without a result`);
+    return recovered;
+  }
+
   private async modelTurn(
     settings: ExecInboxSettings,
     state: ConversationState,
     started: Set<string>,
   ) {
+    for (const call of await this.foldJournal())
+      if (call.running !== null) started.add(call.running);
     const running = new Set([...state.running, ...started]);
+    const conversation = this.conversation;
+    let journal = conversation.journal();
+    const write = (toolCallId: string, change: Parameters<typeof journalEntry>[2]) => {
+      journal = journalEntry(journal, toolCallId, change);
+      const call = journal.find((entry) => entry.toolCallId === toolCallId);
+      if (call !== undefined) conversation.journalCall(call);
+      return Promise.resolve();
+    };
     const result = await generateText({
       model: settings.model,
       instructions: settings.system ?? DEFAULT_SYSTEM,
-      messages: this.conversation.messages(),
-      tools: execTools(
-        trackingContext({ ...settings, sessionId: this.sessionId }, running, started),
-      ),
+      messages: conversation.messages(),
+      tools: execTools({
+        ...trackingContext({ ...settings, sessionId: this.sessionId }, running, started),
+        journal: {
+          begin: (toolCallId, input) => write(toolCallId, { input }),
+          handed: (toolCallId, handle) => write(toolCallId, { handle }),
+          answered: (toolCallId, answer) => write(toolCallId, { answer }),
+        },
+      }),
       stopWhen: stepCountIs(settings.maxSteps ?? 8),
     });
     return { messages: result.responseMessages, running: [...running], text: result.text };

@@ -1,9 +1,10 @@
 // The model turn on OpenAI Agents JS: the session's agent, given the exec tools, runs on the stored
 // conversation plus what is new; the conversation the kit stores is the run's `history`.
 
-import type { TurnEngine } from "@exec-inbox/ai-sdk";
+import type { RecoveredToolCall, TurnEngine } from "@exec-inbox/ai-sdk";
 import { type Agent, type AgentInputItem, type RunConfig, Runner, user } from "@openai/agents";
 import { execFunctionTools } from "./function-tools";
+import { openAiToolCallFormat, resultItem } from "./open-tool-calls";
 
 export interface OpenAiAgentsTurnOptions {
   /**
@@ -27,13 +28,18 @@ export interface OpenAiAgentsTurnOptions {
 }
 
 export function openAiAgentsTurn(options: OpenAiAgentsTurnOptions): TurnEngine<AgentInputItem> {
+  return Object.assign(turnOf(options), { toolCallFormat: openAiToolCallFormat });
+}
+
+function turnOf(options: OpenAiAgentsTurnOptions): TurnEngine<AgentInputItem> {
   const maxTurns = options.maxTurns ?? 8;
-  return async ({ sessionId, messages, userText, claims, tools }) => {
+  return async ({ sessionId, messages, userText, claims, tools, recovered }) => {
     const input: AgentInputItem[] = [...messages];
     if (userText !== null) input.push(user(userText));
     // No marker rides on the item: the SDK passes an item's providerData to the model's API as is.
     // A runtime message is known by its "[runtime]" text and by the kit's applied envelope ids.
     for (const claim of claims) input.push(user(claim.provider_message.content));
+    input.push(...openAiRecoveredItems(recovered));
     const base = options.agent(sessionId);
     const exec = execFunctionTools(tools);
     const taken = base.tools.filter((own) => exec.some((added) => added.name === own.name));
@@ -69,4 +75,18 @@ export function openAiAgentsTurn(options: OpenAiAgentsTurnOptions): TurnEngine<A
     }
     return { messages: result.history, text: result.finalOutput ?? "" };
   };
+}
+
+/** Recovered calls as the SDK's items: each function call, then its result as JSON text. */
+export function openAiRecoveredItems(recovered: readonly RecoveredToolCall[]): AgentInputItem[] {
+  return recovered.flatMap((call): AgentInputItem[] => [
+    {
+      type: "function_call",
+      callId: call.toolCallId,
+      name: call.toolName,
+      arguments: JSON.stringify(call.input),
+      status: "completed",
+    },
+    resultItem(call),
+  ]);
 }

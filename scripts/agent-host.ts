@@ -13,11 +13,21 @@ const apiKey = env.OPENAI_API_KEY ?? "";
 const modelName = env.OPENAI_MODEL || "gpt-4.1-mini";
 const models = new Map<string, LanguageModel>();
 
+/**
+ * Crash injection for tests: AGENT_KILL_AT_PROMPT=N makes the process SIGKILL itself when the
+ * scripted model is given its Nth prompt: the tool calls of the steps before it ran, and the turn
+ * that made them is not stored.
+ */
+const killAtPrompt = Number(env.AGENT_KILL_AT_PROMPT || 0);
+let prompts = 0;
+
 /** With AGENT_PROMPT_LOG, the scripted model appends each prompt it is given (JSON lines). */
 function logPrompt(sessionId: string) {
   const file = env.AGENT_PROMPT_LOG;
   return (prompt: unknown) => {
     if (file) appendFileSync(file, `${JSON.stringify({ pid: process.pid, sessionId, prompt })}\n`);
+    prompts++;
+    if (prompts === killAtPrompt) process.kill(process.pid, "SIGKILL");
   };
 }
 

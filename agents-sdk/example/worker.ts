@@ -1,8 +1,10 @@
 // An example agent Worker on the kit: `ShellAgent` (one agent per exec-inbox session), the
 // `ExecInboxWake` entrypoint exec-inbox's binding calls, and a small HTTP front to talk to an agent
-// (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`). Its model is the scripted
+// (`POST /agents/<sid>/prompt {"text"}`, `GET /agents/<sid>/transcript`, `POST
+// /agents/<sid>/recover` for `recoverToolCalls`). Its model is the scripted
 // one (no API key): a line `run: <command>` runs it; a runtime message makes it read the result;
-// a message ending in `fail: model` makes the model fail.
+// a message ending in `fail: model` makes the model fail; `crash: after exec` resets the object
+// once its commands started, before the turn is stored.
 
 import {
   ExecInboxAgent,
@@ -57,12 +59,28 @@ export class ShellAgent extends ExecInboxAgent<Env> {
         if (last?.role === "user" && JSON.stringify(last.content).includes("fail: model")) {
           throw new Error("the model provider is unavailable (fail: model)");
         }
+        // `crash: after exec` plays a host that dies once its tool calls ran, before the turn is
+        // stored: the object is reset when the model is about to read their results. Once a
+        // result recovered after the reset (it says the command was not started again) is in the
+        // conversation, the drill is over.
+        const conversation = JSON.stringify(prompt);
+        const asked = conversation.includes("crash: after exec");
+        const recovered = conversation.includes("not started again");
+        if (asked && !recovered && last?.role === "tool") {
+          this.ctx.abort("crash drill: reset after the tool calls, before the turn is stored");
+        }
       }),
     };
   }
 
   outage(claims: number): void {
     this.failingClaims = claims;
+  }
+
+  /** A compaction drill: the tool results go, the calls stay (`POST /agents/<sid>/compact`). */
+  dropToolResults(): void {
+    const kept = this.conversation.messages().filter((message) => message.role !== "tool");
+    this.conversation.commit({ state: this.conversation.state(), messages: kept, replace: true });
   }
 
   modelPrompts(): string {
@@ -72,7 +90,8 @@ export class ShellAgent extends ExecInboxAgent<Env> {
 
 export class ExecInboxWake extends execInboxWake<Env, ShellAgent>((env) => env.SHELL_AGENT) {}
 
-const AGENT_PATH = /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts|outage)$/;
+const AGENT_PATH =
+  /^\/agents\/([A-Za-z0-9._:-]{1,128})\/(prompt|transcript|prompts|outage|compact|recover)$/;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -95,6 +114,13 @@ export default {
       const { claims } = (await request.json()) as { claims: number };
       await agent.outage(claims);
       return Response.json({ ok: true });
+    }
+    if (action === "compact" && request.method === "POST") {
+      await agent.dropToolResults();
+      return Response.json({ ok: true });
+    }
+    if (action === "recover" && request.method === "POST") {
+      return Response.json({ recovered: await agent.recoverToolCalls() });
     }
     if (action === "transcript") {
       return Response.json({ messages: JSON.parse(await agent.transcript()) });

@@ -11,7 +11,11 @@ import {
   lostNote,
   noCommand,
   outcomeLine,
+  RECOVERED_NOT_AGAIN,
+  RECOVERED_STORED,
   RUNNER_FORGOT_NOTE,
+  recoveredTailNote,
+  recoveredUnknownNote,
   unreachableNote,
   untakenNote,
 } from "../../agent/model-texts";
@@ -123,6 +127,12 @@ async function producedTexts(): Promise<string[]> {
     runtime({ status: "lost", exitCode: null, endedBy: "runner_shutdown" }),
     runtime({ status: "lost", exitCode: null, endedBy: "heartbeat_timeout" }),
     providerMessage(waitExpiredEnvelope("lt-1", ["h1"], 0, 1, 0)).content,
+    `${RECOVERED_NOT_AGAIN} ${recoveredTailNote("T")} ${backgroundNote("h1", true)}`,
+    `${RECOVERED_NOT_AGAIN} ${RECOVERED_STORED}`,
+    recoveredUnknownNote("unasked"),
+    recoveredUnknownNote("untaken", "h1"),
+    recoveredUnknownNote("expired"),
+    recoveredUnknownNote("dropped"),
   );
   return texts;
 }

@@ -91,7 +91,7 @@ describe("openAiAgentsTurn", () => {
     const out = await turnOf(
       model,
       3,
-    )({ sessionId: "s1", messages: [], userText: "go", claims: [], tools: ctx });
+    )({ sessionId: "s1", messages: [], userText: "go", claims: [], tools: ctx, recovered: [] });
     expect(model.inputs).toHaveLength(3);
     expect(out.text).toBe("");
     expect(out.messages.map((m) => m.type)).toEqual([
@@ -112,6 +112,7 @@ describe("openAiAgentsTurn", () => {
       messages: [],
       userText: "go",
       claims: [],
+      recovered: [],
       tools: ctx,
     });
     const result = out.messages.find((m) => m.type === "function_call_result") as {
@@ -135,6 +136,7 @@ describe("openAiAgentsTurn", () => {
       messages: [],
       userText: "go",
       claims: [],
+      recovered: [],
       tools: ctx,
     });
     expect(out.text).toBe("ok");
@@ -163,6 +165,7 @@ describe("openAiAgentsTurn", () => {
       messages: [],
       userText: "go",
       claims: [],
+      recovered: [],
       tools: ctx,
     });
     expect(out.text).toBe("ok");
@@ -197,6 +200,7 @@ describe("openAiAgentsTurn", () => {
         messages: [],
         userText: "go",
         claims: [],
+        recovered: [],
         tools: ctx,
       }),
     ).rejects.toThrow(/exec_command/);
@@ -221,6 +225,7 @@ describe("openAiAgentsTurn", () => {
       messages: [],
       userText: "go",
       claims: [],
+      recovered: [],
       tools: failing,
     });
     const result = out.messages.find((m) => m.type === "function_call_result") as {

@@ -353,4 +353,77 @@ describe("the Agents SDK kit", () => {
       expect(said).toContain(promised ? "I will read it when it ends" : "nothing will tell me");
     });
   }
+
+  it("an object reset after its exec_command ran, before the turn was stored, gives the call exec-inbox's truth and never starts it again", async () => {
+    const sid = api.uniqueId("sdk-recover");
+    await api.call("POST", "/v1/sessions", {
+      body: { id: sid, resume_binding: "SHELL_AGENT_WAKE" },
+    });
+    // The object is reset when the model is about to read the command's answer.
+    const crashed = await promptAgent(sid, "run: make test\ncrash: after exec");
+    expect(crashed.status).toBe(502);
+    const [job] = await runnerJobs(sid);
+    expect(job).toMatchObject({ cmd: "make test", callback: { token: expect.any(String) } });
+
+    // The next request starts the object again; its stored run goes on, and the journaled call
+    // gets its result from exec-inbox: still running, with its handle.
+    await api.until(async () => {
+      const messages = await transcript(sid);
+      expect(textOf(messages.at(-1)!)).toContain(
+        `Started command ${job!.handle} in the background`,
+      );
+    }, 15_000);
+    await api.until(async () =>
+      expect(await api.view(sid)).toMatchObject({
+        status: "suspended",
+        waiting_for_bash: { handles: [job!.handle] },
+      }),
+    );
+    const recovered = (await transcript(sid)).filter((message) => message.role === "tool");
+    expect(recovered).toHaveLength(1);
+    expect(textOf(recovered[0]!)).toContain("was not started again");
+    expect(textOf(recovered[0]!)).toContain('"status":"running"');
+
+    // Its end wakes the agent, which reads it: the runner was asked to start it once.
+    await env.FAKE_RUNNER.fetch(`http://runner/_finish/${job!.handle}`, {
+      method: "POST",
+      body: JSON.stringify({ exit_code: 0, output: "42 tests passed" }),
+    });
+    await api.complete(sid, job!.handle, job!.callback!.token, api.result(0, "42 tests passed"));
+    await api.until(async () => {
+      const messages = await transcript(sid);
+      expect(textOf(messages.at(-1)!)).toContain("exited with code 0: 42 tests passed");
+    }, 15_000);
+    expect(await runnerJobs(sid)).toHaveLength(1);
+    const calls = (await transcript(sid)).flatMap((message) =>
+      message.role === "assistant" && Array.isArray(message.content)
+        ? (message.content as Array<{ type: string; toolName?: string }>).filter(
+            (part) => part.type === "tool-call" && part.toolName === "exec_command",
+          )
+        : [],
+    );
+    expect(calls).toHaveLength(1);
+  }, 40_000);
+
+  it("recoverToolCalls gives the calls a compaction left without results their job's truth, right after each call, and starts nothing", async () => {
+    const sid = api.uniqueId("sdk-compacted");
+    const { job } = await agentWaitingOnCommand(sid);
+    const agentPost = (what: string) =>
+      env.SHELL_AGENT_HTTP.fetch(`http://agent/agents/${sid}/${what}`, { method: "POST" });
+    expect((await agentPost("compact")).status).toBe(200);
+    expect((await transcript(sid)).filter((message) => message.role === "tool")).toEqual([]);
+
+    const answer = await agentPost("recover");
+    expect(await answer.json()).toEqual({ recovered: 1 });
+    const messages = await transcript(sid);
+    const callAt = messages.findIndex((message) => message.role === "assistant");
+    const result = messages[callAt + 1]!;
+    expect(result.role).toBe("tool");
+    expect(textOf(result)).toContain(`"session_id":"${job.handle}"`);
+    expect(textOf(result)).toContain('"status":"running"');
+    expect(textOf(result)).toContain("not started again");
+    // Nothing is open any more, and the runner was asked to start the command once.
+    expect(await (await agentPost("recover")).json()).toEqual({ recovered: 0 });
+    expect(await runnerJobs(sid)).toHaveLength(1);
+  });
 });

@@ -1,0 +1,154 @@
+// Bugs a review of recovery without re-running found (fakes only, no wrangler, no runner): each
+// test states what a recovered call must read, and fails while the bug is there.
+import {
+  aiSdkToolCallFormat,
+  type ExecToolContext,
+  execTools,
+  recoverOpenCalls,
+  recoverToolCalls,
+} from "@exec-inbox/ai-sdk";
+import { persistedJournal } from "@exec-inbox/ai-sdk/recover-tool-calls";
+import { ExecInboxError } from "@exec-inbox/client";
+import type { ModelMessage } from "ai";
+import { describe, expect, it } from "vitest";
+
+const notFound = () =>
+  new ExecInboxError({
+    type: "about:blank",
+    title: "not found",
+    status: 404,
+    code: "not_found",
+    detail: "no such job",
+  } as never);
+
+const job = (over: Record<string, unknown>) => ({
+  handle: "h1",
+  command: "x",
+  lifetime: "l",
+  status: "completed",
+  exit_code: 0,
+  output: "",
+  output_truncated: false,
+  output_bytes_total: 0,
+  ended_by: "process",
+  reserved_at: "",
+  completed_at: "",
+  heartbeat_timeout_ms: null,
+  last_heartbeat_at: null,
+  progress: null,
+  cancel_requested: false,
+  full_output: null,
+  ...over,
+});
+
+describe("recovery without re-running (review findings)", () => {
+  it("a call whose handle exec-inbox never took is not told to check it with write_stdin, which refuses that handle", async () => {
+    const inbox = {
+      getJob: async () => {
+        throw notFound();
+      },
+    } as never;
+    const [call] = await recoverToolCalls(inbox, "s1", [
+      {
+        toolCallId: "c1",
+        toolName: "exec_command",
+        input: { cmd: "x" },
+        handle: "h1",
+        answer: null,
+      },
+    ]);
+    const advisesWriteStdin = String(call!.result.note).includes("write_stdin");
+    const ctx = {
+      sessionId: "s1",
+      inbox,
+      runner: { writeStdin: async () => ({ output: "should not get here" }) },
+      onBackground: () => {},
+      onEnded: () => {},
+    } as unknown as ExecToolContext;
+    const tools = execTools(ctx);
+    const refused = await Promise.resolve(
+      tools.write_stdin.execute!({ session_id: "h1" } as never, {
+        toolCallId: "c2",
+        messages: [],
+        context: {},
+      }),
+    ).then(
+      () => false,
+      (error: unknown) => /no command with session_id h1 in this session/.test(String(error)),
+    );
+    expect({ advisesWriteStdin, refused }).not.toEqual({ advisesWriteStdin: true, refused: true });
+  });
+
+  it("a job that failed to start never reads as having exited with a code", async () => {
+    const inbox = {
+      getJob: async () => job({ status: "failed", exit_code: null, ended_by: "process" }),
+    } as never;
+    const [call] = await recoverToolCalls(inbox, "s1", [
+      {
+        toolCallId: "c1",
+        toolName: "exec_command",
+        input: { cmd: "x" },
+        handle: "h1",
+        answer: null,
+      },
+    ]);
+    expect(String(call!.result.note)).not.toMatch(/exited with code null/);
+  });
+
+  it("a call recovered after a compaction, with no restart, does not read that the host restarted", async () => {
+    const inbox = { getJob: async () => job({}) } as never;
+    const [call] = await recoverOpenCalls(
+      inbox,
+      "s1",
+      [{ toolCallId: "c1", input: { cmd: "x" } }],
+      new Map([["c1", "h1"]]),
+    );
+    expect(String(call!.result.note)).not.toContain("The agent host restarted");
+  });
+
+  it("two exec_command calls of one turn under the same toolCallId stay two journal entries, each with its own handle or answer", async () => {
+    const writes: unknown[] = [];
+    const journal = persistedJournal([], async (entries) => {
+      writes.push(entries);
+    });
+    let n = 0;
+    const ctx = {
+      sessionId: "s1",
+      inbox: { reserveJob: async () => ({ callback: { url: "u", token: "t" } }) },
+      runner: {
+        execCommand: async () => {
+          n++;
+          return n === 1 ? { session_id: "h1", output: "" } : { exit_code: 0, output: "quick" };
+        },
+        armCallback: async () => {},
+      },
+      onBackground: () => {},
+      onEnded: () => {},
+      journal,
+    } as unknown as ExecToolContext;
+    const exec = execTools(ctx).exec_command.execute!;
+    await exec({ cmd: "sleep 100" } as never, { toolCallId: "call_0", messages: [], context: {} });
+    await exec({ cmd: "echo quick" } as never, { toolCallId: "call_0", messages: [], context: {} });
+    // Two calls ran; the journal must hold two.
+    expect(journal.entries()).toHaveLength(2);
+  });
+
+  it("a write_stdin call whose result a compaction dropped is found open, so recovery can close it", () => {
+    const messages: ModelMessage[] = [
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: [
+          {
+            type: "tool-call",
+            toolCallId: "w1",
+            toolName: "write_stdin",
+            input: { session_id: "h1" },
+          },
+        ],
+      },
+    ];
+    const open = aiSdkToolCallFormat.openCalls(messages);
+    expect(open.map((call) => call.toolCallId)).toEqual(["w1"]);
+  });
+});
