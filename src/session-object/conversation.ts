@@ -20,6 +20,7 @@ import { newId, type SessionLoop } from "./loop";
 import { countPending } from "./store/inbox";
 import { countJobs } from "./store/jobs";
 import { listMessages as messagePage } from "./store/messages";
+import { readRunner, type SessionRunner, writeRunner } from "./store/runner";
 import { adoptPlace, givePlaceBack, takePlace } from "./tenant-places";
 
 /** The session view, counted in SQL: pending and claimed items, running and done jobs. */
@@ -30,7 +31,8 @@ export function viewOf(loop: SessionLoop, core: Core | null): Result<SessionView
     value: loop.store.read((sql) => {
       const pending = countPending(sql, Date.now());
       const inbox = { pending, claimed: core.unacked - pending };
-      return sessionView(core, { inbox, jobs: countJobs(sql) });
+      const runnerUrl = readRunner(sql)?.url ?? null;
+      return sessionView(core, { inbox, jobs: countJobs(sql), runnerUrl });
     }),
   };
 }
@@ -68,23 +70,35 @@ interface CreateCmd {
   /** Absent: none (the callers that predate bindings name none). */
   resumeBinding?: string | null;
   metadata: Record<string, unknown>;
+  /** Checked against the runner allowlist by the caller; absent: none. */
+  runner?: SessionRunner | null;
 }
 
 function createNow(loop: SessionLoop, cmd: CreateCmd): Result<SessionView> {
   // A session that exists is refused by the rule; only a new one needs the schema first.
   if (loop.core === null) loop.store.migrate();
+  const { runner = null, ...session } = cmd;
   const result = loop.run(createRule, {
-    ...cmd,
+    ...session,
     resumeBinding: cmd.resumeBinding ?? null,
     lifetime: newId("lt"),
   });
   if (!result.ok) return result;
+  // In the same synchronous step as the create: no request sees the session without its runner.
+  if (runner !== null) loop.store.transaction((sql) => writeRunner(sql, runner));
   // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
   // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
   const core = loop.core;
   return core === null
     ? viewOf(loop, core)
-    : { ok: true, value: sessionView(core, { inbox: NO_ITEMS, jobs: NO_JOBS }) };
+    : {
+        ok: true,
+        value: sessionView(core, {
+          inbox: NO_ITEMS,
+          jobs: NO_JOBS,
+          runnerUrl: runner?.url ?? null,
+        }),
+      };
 }
 
 const NO_ITEMS = { pending: 0, claimed: 0 } as const;
@@ -110,6 +124,22 @@ export function remove(
     await givePlaceBack(lifetime, core.tenant, core.id);
     return { ok: true, value: null };
   });
+}
+
+/** Names the session's runner (a sandbox was replaced), or removes it (null). */
+export function setRunner(
+  loop: SessionLoop,
+  cmd: { runner: SessionRunner | null },
+): Result<SessionView> {
+  if (loop.core === null) return fail("not_found", "no such session");
+  loop.store.transaction((sql) => writeRunner(sql, cmd.runner));
+  return viewOf(loop, loop.core);
+}
+
+/** The runner the service calls for this session's tools, token included: never for an answer. */
+export function runnerOf(loop: SessionLoop): Result<SessionRunner | null> {
+  if (loop.core === null) return fail("not_found", "no such session");
+  return { ok: true, value: loop.store.read(readRunner) };
 }
 
 export const appendMessage = (

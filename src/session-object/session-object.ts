@@ -44,6 +44,14 @@ export class SessionObject extends DurableObject<Env> {
     return conversation.remove(this.lifetime, cmd);
   }
 
+  setRunner(cmd: Cmd<typeof conversation.setRunner>) {
+    return conversation.setRunner(this.loop, cmd);
+  }
+
+  runner() {
+    return conversation.runnerOf(this.loop);
+  }
+
   appendMessage(cmd: Cmd<typeof conversation.appendMessage>) {
     return conversation.appendMessage(this.loop, cmd);
   }

@@ -100,6 +100,15 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     });
     await api.call("getSession", 200, session);
     await api.call("getSession", 404, { ...agent, params: { sid: `${sid}-missing` } });
+    await api.call("setRunner", 200, {
+      ...session,
+      body: { url: "http://127.0.0.1:8788", token: "contract-runner-token" },
+    });
+    await api.call("setRunner", 422, {
+      ...session,
+      body: { url: "http://runner.invalid", token: "contract-runner-token" },
+    });
+    await api.call("setRunner", 200, { ...session, body: null });
     await api.call("appendMessage", 201, { ...session, body: { role: "user", content: "hi" } });
     await api.call("appendMessage", 422, { ...session, body: { role: "robot", content: "x" } });
     await api.call("listMessages", 200, { ...session, query: { limit: 10 } });
@@ -301,7 +310,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
     });
 
     expect(api.notExercised()).toEqual([]);
-    expect(api.operationIds()).toHaveLength(36);
+    expect(api.operationIds()).toHaveLength(37);
   });
 
   it("the checker itself refuses a drifted answer: an undeclared field, a duplicate as 202, a wrong type, a missing header", async () => {

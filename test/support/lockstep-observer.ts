@@ -212,6 +212,8 @@ export abstract class LockstepObserver {
           sessionView(s, {
             inbox: { pending: counts.pending, claimed: counts.claimed },
             jobs: { running: running.length, done: done.length },
+            // The model names no runner: its commands never set one.
+            runnerUrl: null,
           }),
           "model",
           s.run?.runId ?? null,

@@ -69,6 +69,10 @@ export const sessionViewSchema = z
       .string()
       .nullable()
       .meta({ description: "The service binding this session is woken through; null: a webhook" }),
+    runner: z
+      .strictObject({ url: z.string() })
+      .nullable()
+      .meta({ description: "The runner the session names (its token is write-only); null: none" }),
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 
