@@ -136,10 +136,25 @@ export function setRunner(
   return viewOf(loop, loop.core);
 }
 
-/** The runner the service calls for this session's tools, token included: never for an answer. */
-export function runnerOf(loop: SessionLoop): Result<SessionRunner | null> {
-  if (loop.core === null) return fail("not_found", "no such session");
-  return { ok: true, value: loop.store.read(readRunner) };
+/**
+ * What the MCP tools need of the session: the runner they call (token included: never for an
+ * answer) and the session's own wake targets.
+ */
+export function toolContext(loop: SessionLoop): Result<{
+  runner: SessionRunner | null;
+  resumeUrl: string | null;
+  resumeBinding: string | null;
+}> {
+  const core = loop.core;
+  if (core === null) return fail("not_found", "no such session");
+  return {
+    ok: true,
+    value: {
+      runner: loop.store.read(readRunner),
+      resumeUrl: core.resumeUrl,
+      resumeBinding: core.resumeBinding,
+    },
+  };
 }
 
 export const appendMessage = (

@@ -48,8 +48,8 @@ export class SessionObject extends DurableObject<Env> {
     return conversation.setRunner(this.loop, cmd);
   }
 
-  runner() {
-    return conversation.runnerOf(this.loop);
+  toolContext() {
+    return conversation.toolContext(this.loop);
   }
 
   appendMessage(cmd: Cmd<typeof conversation.appendMessage>) {

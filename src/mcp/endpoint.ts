@@ -1,0 +1,88 @@
+// The session's MCP endpoint: checks what the SDK's transport would take too loosely (batches,
+// protocol versions), finds the session and its runner, and hands one message to a fresh server.
+
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { problem } from "../../shared/problem";
+import { resumeTargetsFor } from "../domain/config";
+import { type AppEnv, sessionStub } from "../http/context";
+import { callbackUrl } from "../http/jobs";
+import * as routes from "../http/routes/mcp";
+import { serve } from "../http/serve";
+import type { SessionDoor } from "./exec-tools";
+import { localWillWake } from "./local-will-wake";
+import { RunnerClient } from "./runner-client";
+import { mcpServer } from "./server";
+
+/** The protocol versions served, newest first: a client offering another is answered the newest. */
+export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
+
+const jsonRpcError = (status: number, code: number, message: string): Response =>
+  Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
+
+/** The message as the server takes it, or the answer that refuses it before any state is read. */
+export function admitted(
+  message: unknown,
+): { ok: true; message: unknown } | { ok: false; answer: Response } {
+  // One message per request: a batch would multiply a request's work past every per-request bound.
+  if (Array.isArray(message)) {
+    return {
+      ok: false,
+      answer: jsonRpcError(
+        400,
+        -32600,
+        "Invalid Request: batches are not served; send one JSON-RPC message per request",
+      ),
+    };
+  }
+  if (typeof message !== "object" || message === null) return { ok: true, message };
+  const record = message as Record<string, unknown>;
+  const params = record.params as Record<string, unknown> | undefined;
+  if (record.method !== "initialize" || typeof params !== "object" || params === null) {
+    return { ok: true, message };
+  }
+  const offered = params.protocolVersion;
+  if ((PROTOCOL_VERSIONS as readonly unknown[]).includes(offered)) return { ok: true, message };
+  // The SDK would echo any version it knows; this server answers only the two it speaks.
+  return {
+    ok: true,
+    message: { ...record, params: { ...params, protocolVersion: PROTOCOL_VERSIONS[0] } },
+  };
+}
+
+export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
+  serve(app, routes.mcp, async (c) => {
+    const { sid } = c.req.valid("param");
+    const checked = admitted(c.req.valid("json"));
+    if (!checked.ok) return checked.answer;
+    const stub = sessionStub(c, sid);
+    const session = await stub.toolContext();
+    if (!session.ok) return problem(session.code, session.detail);
+    const { runner, resumeUrl, resumeBinding } = session.value;
+    const door: SessionDoor = {
+      reserveJob: (cmd) => stub.reserveJob(cmd),
+      getJob: (cmd) => stub.getJob(cmd),
+    };
+    const server = mcpServer({
+      door,
+      sessionId: sid,
+      runner: runner === null ? null : new RunnerClient(runner),
+      willWake: localWillWake({
+        resumeUrl,
+        resumeBinding,
+        tenantWebhookUrl: resumeTargetsFor(c.var.config, c.var.tenant).resumeWebhookUrl,
+      }),
+      callbackUrl: (handle, route) => callbackUrl(c, sid, handle, route),
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw, { parsedBody: checked.message });
+    } finally {
+      await server.close();
+    }
+  });
+}
