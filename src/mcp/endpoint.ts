@@ -9,10 +9,9 @@ import { type AppEnv, sessionStub } from "../http/context";
 import { callbackUrl } from "../http/jobs";
 import * as routes from "../http/routes/mcp";
 import { serve } from "../http/serve";
-import type { SessionDoor } from "./exec-tools";
 import { localWillWake } from "./local-will-wake";
 import { RunnerClient } from "./runner-client";
-import { mcpServer } from "./server";
+import { mcpServer, type SessionDoors } from "./server";
 
 /** The protocol versions served, newest first: a client offering another is answered the newest. */
 export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
@@ -59,9 +58,13 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
     const session = await stub.toolContext();
     if (!session.ok) return problem(session.code, session.detail);
     const { runner, resumeUrl, resumeBinding } = session.value;
-    const door: SessionDoor = {
+    const door: SessionDoors = {
       reserveJob: (cmd) => stub.reserveJob(cmd),
       getJob: (cmd) => stub.getJob(cmd),
+      createTask: (cmd) => stub.createTask(cmd),
+      taskRecord: (cmd) => stub.taskRecord(cmd),
+      taskRecords: (cmd) => stub.taskRecords(cmd),
+      cancelTask: (cmd) => stub.cancelTask(cmd),
     };
     const server = mcpServer({
       door,

@@ -129,8 +129,19 @@ function exitedAnswer(
   };
 }
 
-export async function execCommand(ctx: ToolContext, args: ExecCommandArgs): Promise<ToolAnswer> {
-  if (ctx.runner === null) return toolError(NO_RUNNER);
+export const execCommand = async (ctx: ToolContext, args: ExecCommandArgs): Promise<ToolAnswer> =>
+  (await startCommand(ctx, args)).answer;
+
+/** A started command: the answer, and the handle of its job when it went to the background. */
+interface Started {
+  readonly answer: ToolAnswer;
+  readonly handle: string | null;
+}
+
+const answered = (answer: ToolAnswer): Started => ({ answer, handle: null });
+
+export async function startCommand(ctx: ToolContext, args: ExecCommandArgs): Promise<Started> {
+  if (ctx.runner === null) return answered(toolError(NO_RUNNER));
   const started = await ctx.runner.execCommand({
     cmd: args.cmd,
     workspace: ctx.sessionId,
@@ -139,14 +150,16 @@ export async function execCommand(ctx: ToolContext, args: ExecCommandArgs): Prom
     max_output_tokens: args.max_output_tokens,
   });
   if (!started.ok) {
-    return toolError(`The command may not have started: ${runnerSilence(started)}.`);
+    return answered(toolError(`The command may not have started: ${runnerSilence(started)}.`));
   }
   const answer = started.value;
-  if (answer.exit_code !== undefined) return exitedAnswer(answer, null);
+  if (answer.exit_code !== undefined) return answered(exitedAnswer(answer, null));
   const handle = answer.session_id;
   if (handle === undefined || !ID_PATTERN.test(handle)) {
-    return toolError(
-      "The command may have started, but the runner's answer named no usable session ID.",
+    return answered(
+      toolError(
+        "The command may have started, but the runner's answer named no usable session ID.",
+      ),
     );
   }
   return background(ctx, ctx.runner, args.cmd, handle, answer.output);
@@ -162,12 +175,14 @@ async function background(
   command: string,
   handle: string,
   output: string,
-): Promise<ToolAnswer> {
+): Promise<Started> {
   const reserved = await ctx.door.reserveJob({ handle, command });
   if (!reserved.ok) {
     await runner.kill(handle);
-    return toolError(
-      `The command went to the background but could not be tracked (${reserved.code}: ${reserved.detail}); it was stopped.`,
+    return answered(
+      toolError(
+        `The command went to the background but could not be tracked (${reserved.code}: ${reserved.detail}); it was stopped.`,
+      ),
     );
   }
   const armed = await runner.armCallback(handle, {
@@ -178,11 +193,13 @@ async function background(
   });
   if (!armed.ok) {
     await runner.kill(handle);
-    return toolError(
-      `The command went to the background but ${runnerSilence(armed)} when asked to report its end; it was asked to stop. Check with write_stdin(session_id="${handle}").`,
+    return answered(
+      toolError(
+        `The command went to the background but ${runnerSilence(armed)} when asked to report its end; it was asked to stop. Check with write_stdin(session_id="${handle}").`,
+      ),
     );
   }
-  return backgroundAnswer(handle, output, ctx.willWake);
+  return { answer: backgroundAnswer(handle, output, ctx.willWake), handle };
 }
 
 export async function writeStdin(ctx: ToolContext, args: WriteStdinArgs): Promise<ToolAnswer> {

@@ -10,14 +10,18 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { z } from "zod";
+import type { Result } from "../domain/errors";
+import type { TaskRecord } from "../session-object/mcp-tasks";
 import { VERSION } from "../version";
 import {
-  execCommand,
+  startCommand,
   type ToolAnswer,
   type ToolContext,
   toolError,
   writeStdin,
 } from "./exec-tools";
+import { taskOf } from "./task-state";
+import { SessionTaskStore, type TaskDoor } from "./task-store";
 import {
   EXEC_COMMAND_INPUT,
   execCommandArgs,
@@ -33,6 +37,7 @@ const TOOLS = [
     description:
       "Runs a shell command in this session's workspace on its runner. A command that exits within yield_time_ms answers its exit code and output; one still running answers a session ID to read it with write_stdin, and whether its end will wake you.",
     inputSchema: EXEC_COMMAND_INPUT,
+    execution: { taskSupport: "optional" },
   },
   {
     name: "write_stdin",
@@ -55,11 +60,22 @@ function parsed<T>(
   return { ok: false, answer: toolError(`Invalid arguments: ${issues.join("; ")}`) };
 }
 
-export function mcpServer(ctx: ToolContext): Server {
+/** The session object's methods the tools and tasks call. */
+export type SessionDoors = ToolContext["door"] &
+  TaskDoor & {
+    createTask(cmd: { handle: string | null; result: string | null }): Promise<Result<TaskRecord>>;
+  };
+
+export function mcpServer(ctx: ToolContext & { door: SessionDoors }): Server {
   const server = new Server(
     { name: SERVER_NAME, version: VERSION },
     {
-      capabilities: { tools: {} },
+      capabilities: {
+        tools: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      // The tasks live in the session object: the SDK serves tasks/* over them.
+      taskStore: new SessionTaskStore(ctx.door, ctx.runner),
       // Ajv compiles schemas with `new Function`, which Workers refuse.
       jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     },
@@ -67,16 +83,27 @@ export function mcpServer(ctx: ToolContext): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: raw } = request.params;
+    const asTask = request.params.task !== undefined;
+    if (asTask && name !== "exec_command") {
+      throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task`);
+    }
     try {
       if (name === "exec_command") {
         const checked = parsed(execCommandArgs, raw);
-        return checked.ok ? await execCommand(ctx, checked.args) : checked.answer;
+        if (!checked.ok) {
+          if (asTask)
+            throw new McpError(ErrorCode.InvalidParams, checked.answer.content[0]?.text ?? "");
+          return checked.answer;
+        }
+        const started = await startCommand(ctx, checked.args);
+        return asTask ? await taskFor(ctx.door, started) : started.answer;
       }
       if (name === "write_stdin") {
         const checked = parsed(writeStdinArgs, raw);
         return checked.ok ? await writeStdin(ctx, checked.args) : checked.answer;
       }
     } catch (error) {
+      if (error instanceof McpError) throw error;
       // The session object could not serve (it is restarting, or over a limit): retryable.
       console.error(`MCP tool ${name} failed: ${error instanceof Error ? error.name : "error"}`);
       return toolError("The session could not be reached just now; call again.");
@@ -84,4 +111,21 @@ export function mcpServer(ctx: ToolContext): Server {
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   });
   return server;
+}
+
+/**
+ * A task-augmented exec_command's answer, given once the job is reserved: the task follows the
+ * job, or holds the answer of a command that needed no job.
+ */
+async function taskFor(
+  door: SessionDoors,
+  started: { answer: ToolAnswer; handle: string | null },
+): Promise<{ task: ReturnType<typeof taskOf> }> {
+  const created = await door.createTask(
+    started.handle === null
+      ? { handle: null, result: JSON.stringify(started.answer) }
+      : { handle: started.handle, result: null },
+  );
+  if (!created.ok) throw new McpError(ErrorCode.InternalError, "the task could not be stored");
+  return { task: taskOf(created.value, Date.now()) };
 }

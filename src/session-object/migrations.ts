@@ -17,6 +17,7 @@ import { MIGRATION_11 } from "./migrations/011-shared-audit-rows";
 import { MIGRATION_12 } from "./migrations/012-finished-runs";
 import { MIGRATION_13 } from "./migrations/013-audit-events";
 import { MIGRATION_14 } from "./migrations/014-runner";
+import { MIGRATION_15 } from "./migrations/015-mcp-tasks";
 import type { Migration } from "./migrations/migration";
 import { SCHEMA_SNAPSHOT } from "./schema.generated";
 
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   MIGRATION_12,
   MIGRATION_13,
   MIGRATION_14,
+  MIGRATION_15,
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

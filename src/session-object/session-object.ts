@@ -10,6 +10,7 @@ import * as execJobs from "./exec-jobs";
 import * as inbox from "./inbox";
 import { Lifetime } from "./lifetime";
 import { SessionLoop } from "./loop";
+import * as mcpTasks from "./mcp-tasks";
 import * as operators from "./operators";
 
 /** The command a feature function takes after the loop (or the lifetime). */
@@ -120,6 +121,24 @@ export class SessionObject extends DurableObject<Env> {
 
   inbox() {
     return inbox.counts(this.loop);
+  }
+
+  // ---- MCP tasks -------------------------------------------------------------------------
+
+  createTask(cmd: Cmd<typeof mcpTasks.createTask>) {
+    return mcpTasks.createTask(this.loop, cmd);
+  }
+
+  taskRecord(cmd: Cmd<typeof mcpTasks.taskRecord>) {
+    return mcpTasks.taskRecord(this.loop, cmd);
+  }
+
+  taskRecords(cmd: Cmd<typeof mcpTasks.taskRecords>) {
+    return mcpTasks.taskRecords(this.loop, cmd);
+  }
+
+  cancelTask(cmd: Cmd<typeof mcpTasks.cancelTask>) {
+    return mcpTasks.cancelTask(this.loop, cmd);
   }
 
   claim(cmd: Cmd<typeof inbox.claim>) {
