@@ -128,6 +128,8 @@ export class RunnerClient {
             "content-type": "application/json",
           },
           body: JSON.stringify(body),
+          // A redirect could lead past the allowlist: a 3xx is an answer, never followed.
+          redirect: "manual",
           signal,
         }),
       );

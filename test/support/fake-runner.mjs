@@ -4,7 +4,8 @@
 // as the runner would; write_stdin then answers with the result. A command starting `quick:` exits
 // at once (exit code 0, the rest as its output). Under the base path `/hostile/<mode>` it answers
 // as a broken runner does: `huge` (10 MB), `never` (no answer for minutes), `garbage` (an HTML
-// page), `shape` (JSON of the wrong shape), `down` (a proxy's 502). Plain JavaScript, loaded as is.
+// page), `shape` (JSON of the wrong shape), `down` (a proxy's 502), `redirect` (a 307 to the good
+// runner). Plain JavaScript, loaded as is.
 const jobs = new Map();
 
 const TEN_MB = 10 * 1024 * 1024;
@@ -31,6 +32,11 @@ async function hostile(mode) {
       return new Response("<html><body>It works!</body></html>", { status: 200 });
     case "shape":
       return json({ output: 5, session_id: ["not", "a", "string"] });
+    case "redirect":
+      return new Response(null, {
+        status: 307,
+        headers: { location: "http://runner.test/v1/exec_command" },
+      });
     default:
       return new Response("<html>502 Bad Gateway</html>", { status: 502 });
   }

@@ -49,6 +49,14 @@ describe("the runner client", () => {
     expect(refused).toMatchObject({ ok: false, reason: "refused", status: 404, code: "not_found" });
   });
 
+  it("a redirect is never followed: the allowlist holds for the URL actually called", async () => {
+    const answer = await runnerAt("/hostile/redirect").execCommand({
+      cmd: "quick:x",
+      workspace: "w",
+    });
+    expect(answer).toMatchObject({ ok: false, reason: "garbage", status: 307 });
+  });
+
   it("no failure's detail carries the token", async () => {
     for (const mode of ["huge", "garbage", "shape", "down"]) {
       const answer = await runnerAt(`/hostile/${mode}`).kill("h");
