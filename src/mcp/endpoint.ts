@@ -12,6 +12,7 @@ import { serve } from "../http/serve";
 import { localWillWake } from "./local-will-wake";
 import { RunnerClient } from "./runner-client";
 import { mcpServer, type SessionDoors } from "./server";
+import { servedByExtension } from "./tasks-extension";
 
 /** The protocol versions served, newest first: a client offering another is answered the newest. */
 export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
@@ -66,7 +67,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
       taskRecords: (cmd) => stub.taskRecords(cmd),
       cancelTask: (cmd) => stub.cancelTask(cmd),
     };
-    const server = mcpServer({
+    const context = {
       door,
       sessionId: sid,
       runner: runner === null ? null : new RunnerClient(runner),
@@ -75,8 +76,12 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
         resumeBinding,
         tenantWebhookUrl: resumeTargetsFor(c.var.config, c.var.tenant).resumeWebhookUrl,
       }),
-      callbackUrl: (handle, route) => callbackUrl(c, sid, handle, route),
-    });
+      callbackUrl: (handle: string, route: "completion" | "heartbeat") =>
+        callbackUrl(c, sid, handle, route),
+    };
+    const extension = await servedByExtension(checked.message, c.req.raw.headers, context);
+    if (extension !== null) return extension;
+    const server = mcpServer(context);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
