@@ -1,7 +1,16 @@
 // The session's MCP endpoint: initialize and the tools over raw JSON-RPC, each background command
 // the same job the REST API lists, the stored result read back without the runner.
 import { describe, expect, it } from "vitest";
-import { call, complete, createSession, uniqueId } from "../support/api";
+import {
+  call,
+  complete,
+  createSession,
+  deliveries,
+  registerRun,
+  suspend,
+  uniqueId,
+  until,
+} from "../support/api";
 import { callTool, finishOnRunner, rpc, runnerJobs } from "../support/mcp";
 
 const RUNNER = { url: "http://runner.test", token: "mcp-runner-token" };
@@ -199,5 +208,34 @@ describe("write_stdin", () => {
       `No command with session ID ${handle} belongs to this session.`,
     );
     expect(JSON.stringify(result)).not.toContain("secret");
+  });
+});
+
+describe("one state, every door", () => {
+  it("a session suspended on an MCP-started command is woken once by its result, as by any other", async () => {
+    const sid = await sessionWithRunner("mcp-wake");
+    const handle = (await callTool(sid, "exec_command", { cmd: "sleep 5" })).structuredContent
+      .session_id;
+    const runId = await registerRun(sid);
+    expect((await suspend(sid, runId, [handle])).status).toBe(200);
+    const [job] = await runnerJobs(sid);
+    const posted = await complete(sid, handle, job.callback.token, {
+      status: "completed",
+      exit_code: 0,
+      output: "done",
+    });
+    expect(posted.body).toMatchObject({ outcome: "accepted", disposition: "resume_scheduled" });
+    await until(async () => {
+      const sent = await deliveries(sid);
+      expect(sent).toHaveLength(1);
+      expect(JSON.parse(sent[0]?.body ?? "{}")).toMatchObject({
+        session_id: sid,
+        reason: "background_exec_completed",
+      });
+    });
+    const events = await call("GET", `/v1/ops/sessions/default/${sid}/events`, {
+      token: "test-operator-token",
+    });
+    expect(events.body.events.map((event: any) => event.type)).toContain("completion");
   });
 });
