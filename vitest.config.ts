@@ -19,6 +19,8 @@ const TEST_BINDINGS = {
   RESUME_URL_ALLOWLIST: "http://hooks.test,http://127.0.0.1:*",
   RESUME_WEBHOOK_URL: "",
   RESUME_MAX_ATTEMPTS: "4",
+  // runner.test is the stand-in runner (FAKE_RUNNER); loopback lets a test name an unreachable one.
+  RUNNER_URL_ALLOWLIST: "http://runner.test,http://127.0.0.1:*",
   // WAKE_AGENT is bound below; NOT_BOUND is allowed but names no binding (a deployment's mistake).
   RESUME_BINDING_ALLOWLIST: "WAKE_AGENT,SHELL_AGENT_WAKE,NOT_BOUND",
   // globex has its own resume targets; every other tenant uses the globals above. `quota` has
@@ -32,6 +34,7 @@ const TEST_BINDINGS = {
       resume_webhook_url: "http://hooks.test/hooks/globex-default",
       // globex may name no binding: RESUME_BINDING_ALLOWLIST does not apply to it.
       resume_binding_allowlist: [],
+      runner_url_allowlist: ["http://globex-runner.test"],
       rate_limited: false,
     },
     quota: {
@@ -89,6 +92,8 @@ export default defineConfig({
                   modules: true,
                   scriptPath: "./test/support/agent-host.mjs",
                   compatibilityDate: "2026-11-17",
+                  // The Worker's calls to a session's runner (runner.test) pass on to the stand-in.
+                  serviceBindings: { FAKE_RUNNER: "fake-runner" },
                 },
                 {
                   // Bundled by test/support/bundle-sdk-agent.ts before the pool starts.

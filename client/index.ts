@@ -56,6 +56,14 @@ export class ExecInboxClient extends Endpoint {
     return this.call("GET", `/v1/sessions/${segment(sessionId)}`);
   }
 
+  /** Names, replaces (`{url, token}`) or removes (`null`) the runner the session's MCP tools call. */
+  setRunner(
+    sessionId: string,
+    input: RequestBody<typeof sessionRoutes.setRunner>,
+  ): Promise<SessionView> {
+    return this.call("PUT", `/v1/sessions/${segment(sessionId)}/runner`, input);
+  }
+
   deleteSession(sessionId: string): Promise<null> {
     return this.call("DELETE", `/v1/sessions/${segment(sessionId)}`);
   }

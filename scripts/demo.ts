@@ -2,7 +2,8 @@
 // and a scripted agent host — printing a timeline. Exits non-zero if any step fails.
 // `npm run demo -- --agent` drives it with an AI SDK agent through the example host (demo-agent.ts);
 // `-- --kit openai-agents` with an OpenAI Agents JS one through the same host, and
-// `-- --kit agents-sdk` with the Agents SDK kit's agent woken by a binding (demo-agents-sdk.ts).
+// `-- --kit agents-sdk` with the Agents SDK kit's agent woken by a binding (demo-agents-sdk.ts), and
+// `-- --mcp` through the session's MCP endpoint with the MCP SDK's client (demo-mcp.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -153,6 +154,9 @@ function kitOf(argv: readonly string[]): string | undefined {
 
 const mode = Promise.resolve().then(() => {
   const kit = kitOf(process.argv);
+  if (process.argv.includes("--mcp")) {
+    return import("./demo-mcp").then(({ mcpDemo }) => mcpDemo());
+  }
   if (kit === "agents-sdk") {
     return import("./demo-agents-sdk").then(({ agentsSdkDemo }) => agentsSdkDemo());
   }

@@ -1,5 +1,5 @@
-// Reads a request body into memory up to a byte cap, refusing as soon as it passes the cap: the one
-// reader behind the Worker's JSON bodies and the agent kit's resume webhook.
+// Reads a request or response body into memory up to a byte cap, refusing as soon as it passes the
+// cap: the one reader behind the Worker's JSON bodies, its runner calls and the kit's resume webhook.
 
 export type CappedRead = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false };
 
@@ -9,7 +9,7 @@ export type CappedRead = { readonly ok: true; readonly bytes: Uint8Array } | { r
  * to keep the connection usable, the agent host cancels it.
  */
 export async function readCapped(
-  request: Request,
+  request: Pick<Request, "headers" | "body">,
   maxBytes: number,
   discard: (reader: ReadableStreamDefaultReader<Uint8Array>, seen: number) => Promise<void>,
 ): Promise<CappedRead> {

@@ -26,6 +26,8 @@ export interface Config {
   readonly resumeUrlAllowlist: readonly string[];
   /** RESUME_BINDING_ALLOWLIST: the service bindings a session may name as its resume_binding. */
   readonly resumeBindingAllowlist: readonly string[];
+  /** RUNNER_URL_ALLOWLIST: the origins a session's runner (runner.url) may have. */
+  readonly runnerUrlAllowlist: readonly string[];
   readonly publicBaseUrl: string | null;
   readonly waitCeilingMs: number;
   readonly jobRetentionMs: number;
@@ -62,6 +64,7 @@ type SettingName =
   | "RESUME_WEBHOOK_URL"
   | "RESUME_URL_ALLOWLIST"
   | "RESUME_BINDING_ALLOWLIST"
+  | "RUNNER_URL_ALLOWLIST"
   | "PUBLIC_BASE_URL"
   | "WAIT_CEILING_MS"
   | "JOB_RETENTION_MS"
@@ -108,15 +111,18 @@ function positiveInt(vars: Vars, key: SettingName, fallback: number): number {
  * silently match nothing, and every resume_url would be refused: refuse to serve instead.
  */
 function malformedAllowlist(
-  global: readonly string[],
+  global: { readonly resume: readonly string[]; readonly runner: readonly string[] },
   tenants: Readonly<Record<string, TenantSettings>>,
 ): string | null {
   const lists: Array<[string, readonly string[]]> = [
-    ["RESUME_URL_ALLOWLIST", global],
-    ...Object.entries(tenants).map(([tenant, own]): [string, readonly string[]] => [
-      `TENANT_SETTINGS.${tenant}.resume_url_allowlist`,
-      own.resumeUrlAllowlist ?? [],
-    ]),
+    ["RESUME_URL_ALLOWLIST", global.resume],
+    ["RUNNER_URL_ALLOWLIST", global.runner],
+    ...Object.entries(tenants).flatMap(
+      ([tenant, own]): Array<[string, readonly string[]]> => [
+        [`TENANT_SETTINGS.${tenant}.resume_url_allowlist`, own.resumeUrlAllowlist ?? []],
+        [`TENANT_SETTINGS.${tenant}.runner_url_allowlist`, own.runnerUrlAllowlist ?? []],
+      ],
+    ),
   ];
   for (const [name, entries] of lists) {
     const position = entries.findIndex((entry) => !isAllowlistEntry(entry));
@@ -174,6 +180,7 @@ export function readConfig(vars: Vars): Config {
   const agentTokens = parseAgentTokens(list(vars, "AGENT_TOKENS"));
   const tenants = parseTenantSettings(vars.TENANT_SETTINGS);
   const allowlist = list(vars, "RESUME_URL_ALLOWLIST");
+  const runnerAllowlist = list(vars, "RUNNER_URL_ALLOWLIST");
   const heartbeat = heartbeatTimeout(vars);
   return {
     agentTokens: agentTokens.ok ? agentTokens.tokens : [],
@@ -182,7 +189,7 @@ export function readConfig(vars: Vars): Config {
       : !tenants.ok
         ? tenants.reason
         : (sharedToken(agentTokens.tokens, list(vars, "OPERATOR_TOKENS")) ??
-          malformedAllowlist(allowlist, tenants.settings) ??
+          malformedAllowlist({ resume: allowlist, runner: runnerAllowlist }, tenants.settings) ??
           malformedBindingAllowlist(list(vars, "RESUME_BINDING_ALLOWLIST"), tenants.settings) ??
           heartbeat.problem),
     tenants: tenants.ok ? tenants.settings : {},
@@ -192,6 +199,7 @@ export function readConfig(vars: Vars): Config {
     resumeWebhookUrl: text(vars, "RESUME_WEBHOOK_URL"),
     resumeUrlAllowlist: list(vars, "RESUME_URL_ALLOWLIST"),
     resumeBindingAllowlist: list(vars, "RESUME_BINDING_ALLOWLIST"),
+    runnerUrlAllowlist: runnerAllowlist,
     publicBaseUrl: text(vars, "PUBLIC_BASE_URL"),
     waitCeilingMs: positiveInt(vars, "WAIT_CEILING_MS", DEFAULTS.waitCeilingMs),
     jobRetentionMs: positiveInt(vars, "JOB_RETENTION_MS", DEFAULTS.jobRetentionMs),
@@ -242,6 +250,10 @@ export function resumeTargetsFor(
     resumeBindingAllowlist: own?.resumeBindingAllowlist ?? config.resumeBindingAllowlist,
   };
 }
+
+/** The origins a tenant's session may name as its runner: its own list, else RUNNER_URL_ALLOWLIST. */
+export const runnerUrlAllowlistFor = (config: Config, tenant: string): readonly string[] =>
+  config.tenants[tenant]?.runnerUrlAllowlist ?? config.runnerUrlAllowlist;
 
 /** The liveness timeout of a tenant's reservations that name none: its own, else the global one. */
 export function heartbeatTimeoutFor(config: Config, tenant: string): number | null {

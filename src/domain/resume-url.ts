@@ -1,5 +1,5 @@
-// Checks a session's resume_url against RESUME_URL_ALLOWLIST on its parsed form (anti-SSRF).
-// Fetching, and refusing redirects, is left to the delivery shell.
+// Checks a URL a session names (its resume_url, its runner's url) against an origin allowlist on
+// its parsed form (anti-SSRF). Fetching, and refusing redirects, is left to the caller's shell.
 
 const DEFAULT_PORTS: Readonly<Record<string, string>> = { "http:": "80", "https:": "443" };
 
@@ -43,20 +43,31 @@ export function isAllowlistEntry(entry: string): boolean {
   );
 }
 
-type ResumeUrlCheck = { ok: true; url: string } | { ok: false; reason: string };
+type AllowedUrlCheck = { ok: true; url: string } | { ok: false; reason: string };
 
-export function checkResumeUrl(raw: string, allowlist: readonly string[]): ResumeUrlCheck {
+/** Names a check's refusals: the field checked and the allowlist it is held to. */
+interface AllowlistUse {
+  readonly field: string;
+  readonly listName: string;
+}
+
+/** Scheme, host and port must match an entry; user info is refused whatever the list says. */
+export function checkAllowedUrl(
+  raw: string,
+  allowlist: readonly string[],
+  use: AllowlistUse,
+): AllowedUrlCheck {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return { ok: false, reason: "resume_url is not an absolute URL" };
+    return { ok: false, reason: `${use.field} is not an absolute URL` };
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, reason: "resume_url must use http or https" };
+    return { ok: false, reason: `${use.field} must use http or https` };
   }
   if (url.username !== "" || url.password !== "") {
-    return { ok: false, reason: "resume_url must not carry user info" };
+    return { ok: false, reason: `${use.field} must not carry user info` };
   }
   const port = effectivePort(url);
   const allowed = allowlist.some((entry) => {
@@ -70,5 +81,11 @@ export function checkResumeUrl(raw: string, allowlist: readonly string[]): Resum
   });
   return allowed
     ? { ok: true, url: url.toString() }
-    : { ok: false, reason: `resume_url origin ${url.origin} is not in RESUME_URL_ALLOWLIST` };
+    : { ok: false, reason: `${use.field} origin ${url.origin} is not in ${use.listName}` };
 }
+
+export const checkResumeUrl = (raw: string, allowlist: readonly string[]): AllowedUrlCheck =>
+  checkAllowedUrl(raw, allowlist, { field: "resume_url", listName: "RESUME_URL_ALLOWLIST" });
+
+export const checkRunnerUrl = (raw: string, allowlist: readonly string[]): AllowedUrlCheck =>
+  checkAllowedUrl(raw, allowlist, { field: "runner.url", listName: "RUNNER_URL_ALLOWLIST" });

@@ -21,12 +21,30 @@ export const idSchema = z
 
 const metadataSchema = z.record(z.string(), z.unknown());
 
+/**
+ * A session's runner: its base URL (checked against the runner allowlist by the handler, 422
+ * invalid_request, as resume_url is) and the bearer token the service sends it, write-only. The
+ * token is sent in a header, so it is printable ASCII without spaces.
+ */
+export const runnerBody = z.strictObject({
+  url: z.string().max(2048),
+  token: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces (it goes in an Authorization header)"),
+});
+
+/** `PUT …/runner`: a runner replaces the session's, `null` removes it. */
+export const setRunnerBody = runnerBody.nullable();
+
 export const createSessionBody = z.strictObject({
   id: idSchema,
   resume_url: z.string().max(2048).optional(),
   // Checked against the binding allowlist by the handler (422 invalid_request), as resume_url is.
   resume_binding: z.string().max(64).optional(),
   metadata: metadataSchema.optional(),
+  runner: runnerBody.optional(),
 });
 
 export const appendMessageBody = z.strictObject({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readConfig, resumeTargetsFor } from "./config";
+import { readConfig, resumeTargetsFor, runnerUrlAllowlistFor } from "./config";
 import { parseAgentTokens, parseTenantSettings, sessionObjectName } from "./tenants";
 
 describe("AGENT_TOKENS entries", () => {
@@ -141,6 +141,11 @@ describe("allowlist entries", () => {
         { TENANT_SETTINGS: '{"acme": {"resume_url_allowlist": ["hooks.acme.example"]}}' },
         "TENANT_SETTINGS.acme.resume_url_allowlist entry 1",
       ],
+      [{ RUNNER_URL_ALLOWLIST: "http://runner.example/v1" }, "RUNNER_URL_ALLOWLIST entry 1"],
+      [
+        { TENANT_SETTINGS: '{"acme": {"runner_url_allowlist": ["runner.acme.example"]}}' },
+        "TENANT_SETTINGS.acme.runner_url_allowlist entry 1",
+      ],
       [{ RESUME_BINDING_ALLOWLIST: "AGENT,my-agent" }, "RESUME_BINDING_ALLOWLIST entry 2"],
       [
         { TENANT_SETTINGS: '{"acme": {"resume_binding_allowlist": ["1AGENT"]}}' },
@@ -149,5 +154,15 @@ describe("allowlist entries", () => {
     ] as const) {
       expect(readConfig(vars).misconfigured).toContain(named);
     }
+  });
+
+  it("a tenant's runner allowlist replaces RUNNER_URL_ALLOWLIST; another tenant keeps the global", () => {
+    const config = readConfig({
+      RUNNER_URL_ALLOWLIST: "http://127.0.0.1:*",
+      TENANT_SETTINGS: '{"acme": {"runner_url_allowlist": []}}',
+    });
+    expect(config.misconfigured).toBeNull();
+    expect(runnerUrlAllowlistFor(config, "acme")).toEqual([]);
+    expect(runnerUrlAllowlistFor(config, "globex")).toEqual(["http://127.0.0.1:*"]);
   });
 });

@@ -66,6 +66,8 @@ export interface TenantSettings {
   readonly resumeWebhookUrl?: string;
   /** Replaces RESUME_BINDING_ALLOWLIST for this tenant (an empty list: no binding at all). */
   readonly resumeBindingAllowlist?: readonly string[];
+  /** Replaces RUNNER_URL_ALLOWLIST for this tenant (an empty list: no runner at all). */
+  readonly runnerUrlAllowlist?: readonly string[];
   /** The tenant's HEARTBEAT_TIMEOUT_MS; null turns the global one off for it. */
   readonly heartbeatTimeoutMs?: number | null;
   /** The tenant's own quotas over the deployment's (QUOTA_*); null: no limit for it. */
@@ -83,6 +85,7 @@ const tenantSettingsSchema = z.record(
     resume_url_allowlist: z.array(z.string().min(1)).optional(),
     resume_webhook_url: z.url({ protocol: /^https?$/ }).optional(),
     resume_binding_allowlist: z.array(z.string().min(1)).optional(),
+    runner_url_allowlist: z.array(z.string().min(1)).optional(),
     // null: this tenant's jobs have no liveness check unless a reservation names one.
     heartbeat_timeout_ms: heartbeatTimeoutMs.nullable().optional(),
     quotas: z
@@ -140,6 +143,9 @@ export function parseTenantSettings(raw: unknown): ParsedTenantSettings {
       ...(entry.resume_binding_allowlist === undefined
         ? {}
         : { resumeBindingAllowlist: entry.resume_binding_allowlist }),
+      ...(entry.runner_url_allowlist === undefined
+        ? {}
+        : { runnerUrlAllowlist: entry.runner_url_allowlist }),
       ...(entry.heartbeat_timeout_ms === undefined
         ? {}
         : { heartbeatTimeoutMs: entry.heartbeat_timeout_ms }),

@@ -70,6 +70,8 @@ export type MessageView = ReturnType<typeof messageView>;
 interface RowCounts {
   readonly inbox: { readonly pending: number; readonly claimed: number };
   readonly jobs: { readonly running: number; readonly done: number };
+  /** The base URL of the session's runner (its token is never shown); null: none named. */
+  readonly runnerUrl: string | null;
 }
 
 /** While a wait is armed, metadata.runtime carries the suspend markers; clearing the wait drops them. */
@@ -139,6 +141,7 @@ export function sessionView(session: Core, counts: RowCounts, via: WakeVia) {
     resume_url: session.resumeUrl,
     resume_binding: session.resumeBinding,
     wake: { via },
+    runner: counts.runnerUrl === null ? null : { url: counts.runnerUrl },
   };
 }
 

@@ -8,6 +8,7 @@ import { tokenKind } from "../auth/token-kind";
 import { consoleRoutes } from "../console/routes";
 import { consoleHeaders } from "../console/security-headers";
 import { readConfig } from "../domain/config";
+import { mcpRoutes } from "../mcp/endpoint";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
 import { isCallbackRequest, jobRoutes, PART_PATH } from "./jobs";
@@ -78,6 +79,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   jobRoutes(app);
   outputRoutes(app);
   inboxRoutes(app);
+  mcpRoutes(app);
   opsRoutes(app);
   opsIndexRoutes(app);
   consoleRoutes(app);

@@ -24,7 +24,13 @@ export const PART_PATH = /^\/v1\/sessions\/[^/]+\/exec-jobs\/[^/]+\/output\/part
 export const isCallbackRequest = (method: string, path: string): boolean =>
   (method === "POST" && CALLBACK_PATH.test(path)) || (method === "PUT" && PART_PATH.test(path));
 
-function callbackUrl(c: AppContext, sessionId: string, handle: string, route: string): string {
+/** A job's callback route, under PUBLIC_BASE_URL or else the request's own origin. */
+export function callbackUrl(
+  c: AppContext,
+  sessionId: string,
+  handle: string,
+  route: string,
+): string {
   const base = (c.var.config.publicBaseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, "");
   return `${base}/v1/sessions/${sessionId}/exec-jobs/${handle}/${route}`;
 }

@@ -2,10 +2,10 @@
 // map the result.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { problem } from "../../shared/problem";
-import { resumeTargetsFor } from "../domain/config";
+import { type Config, resumeTargetsFor, runnerUrlAllowlistFor } from "../domain/config";
 import { MAX_MESSAGE_BYTES, MAX_SESSION_METADATA_BYTES } from "../domain/limits";
 import { checkResumeBinding } from "../domain/resume-binding";
-import { checkResumeUrl } from "../domain/resume-url";
+import { checkResumeUrl, checkRunnerUrl } from "../domain/resume-url";
 import { utf8Bytes } from "../domain/text";
 import { hasWake } from "../session-object/resume-binding";
 import { type AppEnv, sessionStub } from "./context";
@@ -46,6 +46,8 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
       }
       resumeBinding = checked.binding;
     }
+    const runner = body.runner === undefined ? null : checkedRunner(body.runner, c.var);
+    if (runner !== null && !runner.ok) return problem("invalid_request", runner.reason);
     // The object takes the session's place in the tenant's quota in step with its storage.
     const result = await sessionStub(c, body.id).create({
       tenant: c.var.tenant,
@@ -53,8 +55,18 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
       resumeUrl,
       resumeBinding,
       metadata: body.metadata ?? {},
+      runner: runner?.runner ?? null,
     });
     return answer(routes.createSession, 201, result);
+  });
+
+  serve(app, routes.setRunner, async (c) => {
+    const { sid } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const runner = body === null ? null : checkedRunner(body, c.var);
+    if (runner !== null && !runner.ok) return problem("invalid_request", runner.reason);
+    const result = await sessionStub(c, sid).setRunner({ runner: runner?.runner ?? null });
+    return answer(routes.setRunner, 200, result);
   });
 
   serve(app, routes.getSession, async (c) => {
@@ -103,4 +115,13 @@ export function sessionRoutes(app: OpenAPIHono<AppEnv>): void {
     });
     return answer(routes.listMessages, 200, result);
   });
+}
+
+/** The runner as stored: its URL in the parsed form the allowlist admitted. */
+function checkedRunner(
+  body: { url: string; token: string },
+  vars: { config: Config; tenant: string },
+): { ok: true; runner: { url: string; token: string } } | { ok: false; reason: string } {
+  const checked = checkRunnerUrl(body.url, runnerUrlAllowlistFor(vars.config, vars.tenant));
+  return checked.ok ? { ok: true, runner: { url: checked.url, token: body.token } } : checked;
 }

@@ -15,11 +15,13 @@ import {
 } from "../domain/session";
 import type { Core, Role, Wake } from "../domain/state";
 import { type MessageView, messageView, type SessionView, sessionView } from "../domain/view";
+import { willWake } from "../domain/wake-path";
 import type { Lifetime } from "./lifetime";
 import { newId, type SessionLoop } from "./loop";
 import { countPending } from "./store/inbox";
 import { countJobs } from "./store/jobs";
 import { listMessages as messagePage } from "./store/messages";
+import { readRunner, type SessionRunner, writeRunner } from "./store/runner";
 import { adoptPlace, givePlaceBack, takePlace } from "./tenant-places";
 
 /** The session view, counted in SQL: pending and claimed items, running and done jobs. */
@@ -30,7 +32,8 @@ export function viewOf(loop: SessionLoop, core: Core | null): Result<SessionView
     value: loop.store.read((sql) => {
       const pending = countPending(sql, Date.now());
       const inbox = { pending, claimed: core.unacked - pending };
-      return sessionView(core, { inbox, jobs: countJobs(sql) }, loop.wakeVia(core));
+      const runnerUrl = readRunner(sql)?.url ?? null;
+      return sessionView(core, { inbox, jobs: countJobs(sql), runnerUrl }, loop.wakeVia(core));
     }),
   };
 }
@@ -68,17 +71,22 @@ interface CreateCmd {
   /** Absent: none (the callers that predate bindings name none). */
   resumeBinding?: string | null;
   metadata: Record<string, unknown>;
+  /** Checked against the runner allowlist by the caller; absent: none. */
+  runner?: SessionRunner | null;
 }
 
 function createNow(loop: SessionLoop, cmd: CreateCmd): Result<SessionView> {
   // A session that exists is refused by the rule; only a new one needs the schema first.
   if (loop.core === null) loop.store.migrate();
+  const { runner = null, ...session } = cmd;
   const result = loop.run(createRule, {
-    ...cmd,
+    ...session,
     resumeBinding: cmd.resumeBinding ?? null,
     lifetime: newId("lt"),
   });
   if (!result.ok) return result;
+  // In the same synchronous step as the create: no request sees the session without its runner.
+  if (runner !== null) loop.store.transaction((sql) => writeRunner(sql, runner));
   // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
   // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
   const core = loop.core;
@@ -86,7 +94,11 @@ function createNow(loop: SessionLoop, cmd: CreateCmd): Result<SessionView> {
     ? viewOf(loop, core)
     : {
         ok: true,
-        value: sessionView(core, { inbox: NO_ITEMS, jobs: NO_JOBS }, loop.wakeVia(core)),
+        value: sessionView(
+          core,
+          { inbox: NO_ITEMS, jobs: NO_JOBS, runnerUrl: runner?.url ?? null },
+          loop.wakeVia(core),
+        ),
       };
 }
 
@@ -113,6 +125,32 @@ export function remove(
     await givePlaceBack(lifetime, core.tenant, core.id);
     return { ok: true, value: null };
   });
+}
+
+/** Names the session's runner (a sandbox was replaced), or removes it (null). */
+export function setRunner(
+  loop: SessionLoop,
+  cmd: { runner: SessionRunner | null },
+): Result<SessionView> {
+  if (loop.core === null) return fail("not_found", "no such session");
+  loop.store.transaction((sql) => writeRunner(sql, cmd.runner));
+  return viewOf(loop, loop.core);
+}
+
+/**
+ * What the MCP tools need of the session: the runner they call (token included: never for an
+ * answer) and the session's own wake targets.
+ */
+export function toolContext(loop: SessionLoop): Result<{
+  runner: SessionRunner | null;
+  willWake: boolean;
+}> {
+  const core = loop.core;
+  if (core === null) return fail("not_found", "no such session");
+  return {
+    ok: true,
+    value: { runner: loop.store.read(readRunner), willWake: willWake(loop.wakeVia(core)) },
+  };
 }
 
 export const appendMessage = (

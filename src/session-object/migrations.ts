@@ -16,6 +16,8 @@ import { MIGRATION_10 } from "./migrations/010-audit-records-and-message-bytes";
 import { MIGRATION_11 } from "./migrations/011-shared-audit-rows";
 import { MIGRATION_12 } from "./migrations/012-finished-runs";
 import { MIGRATION_13 } from "./migrations/013-audit-events";
+import { MIGRATION_14 } from "./migrations/014-runner";
+import { MIGRATION_15 } from "./migrations/015-mcp-tasks";
 import type { Migration } from "./migrations/migration";
 import { SCHEMA_SNAPSHOT } from "./schema.generated";
 
@@ -36,6 +38,8 @@ export const MIGRATIONS: readonly Migration[] = [
   MIGRATION_11,
   MIGRATION_12,
   MIGRATION_13,
+  MIGRATION_14,
+  MIGRATION_15,
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

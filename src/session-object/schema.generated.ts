@@ -2,11 +2,11 @@
 // never edited by hand. A test fails when it differs from what that command writes now.
 
 /**
- * The schema migrations 1–13 leave, in SQLite's own words: what a new database runs instead of
+ * The schema migrations 1–15 leave, in SQLite's own words: what a new database runs instead of
  * replaying them, then recording each as applied.
  */
 export const SCHEMA_SNAPSHOT = {
-  lastMigrationId: 13,
+  lastMigrationId: 15,
   sql: `
 CREATE TABLE IF NOT EXISTS messages (
         idx INTEGER PRIMARY KEY,
@@ -112,6 +112,20 @@ CREATE TABLE IF NOT EXISTS audit_events (
         record INTEGER NOT NULL CHECK (record IN (0, 1)),
         kind_seq INTEGER NOT NULL,
         detail TEXT NOT NULL
+      );
+CREATE TABLE IF NOT EXISTS runner (
+        only INTEGER PRIMARY KEY CHECK (only = 1),
+        url TEXT NOT NULL,
+        token TEXT NOT NULL
+      );
+CREATE TABLE IF NOT EXISTS mcp_tasks (
+        task_id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL UNIQUE,
+        handle TEXT,
+        result TEXT,
+        created_at INTEGER NOT NULL,
+        cancelled_at INTEGER,
+        CHECK ((handle IS NULL) <> (result IS NULL))
       );
 `,
 } as const;

@@ -10,6 +10,7 @@ import * as execJobs from "./exec-jobs";
 import * as inbox from "./inbox";
 import { Lifetime } from "./lifetime";
 import { SessionLoop } from "./loop";
+import * as mcpTasks from "./mcp-tasks";
 import * as operators from "./operators";
 
 /** The command a feature function takes after the loop (or the lifetime). */
@@ -42,6 +43,14 @@ export class SessionObject extends DurableObject<Env> {
 
   remove(cmd: Cmd<typeof conversation.remove> = { by: "agent" }) {
     return conversation.remove(this.lifetime, cmd);
+  }
+
+  setRunner(cmd: Cmd<typeof conversation.setRunner>) {
+    return conversation.setRunner(this.loop, cmd);
+  }
+
+  toolContext() {
+    return conversation.toolContext(this.loop);
   }
 
   appendMessage(cmd: Cmd<typeof conversation.appendMessage>) {
@@ -112,6 +121,24 @@ export class SessionObject extends DurableObject<Env> {
 
   inbox() {
     return inbox.counts(this.loop);
+  }
+
+  // ---- MCP tasks -------------------------------------------------------------------------
+
+  createTask(cmd: Cmd<typeof mcpTasks.createTask>) {
+    return mcpTasks.createTask(this.loop, cmd);
+  }
+
+  taskRecord(cmd: Cmd<typeof mcpTasks.taskRecord>) {
+    return mcpTasks.taskRecord(this.loop, cmd);
+  }
+
+  taskRecords(cmd: Cmd<typeof mcpTasks.taskRecords>) {
+    return mcpTasks.taskRecords(this.loop, cmd);
+  }
+
+  cancelTask(cmd: Cmd<typeof mcpTasks.cancelTask>) {
+    return mcpTasks.cancelTask(this.loop, cmd);
   }
 
   claim(cmd: Cmd<typeof inbox.claim>) {

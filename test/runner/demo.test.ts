@@ -30,4 +30,16 @@ describe("npm run demo", () => {
     expect(output).toContain("agents-sdk demo passed");
     expect(code).toBe(0);
   }, 120_000);
+
+  it("npm run demo -- --mcp runs the loop through the session's MCP endpoint with the MCP SDK's client", async () => {
+    const { code, output } = await runToEnd("npm", ["run", "--silent", "demo", "--", "--mcp"]);
+    expect(output).toMatch(
+      /exec_command over MCP: in the background, job reserved and armed — session_id=\S+ will_wake=true/,
+    );
+    expect(output).toContain(
+      'write_stdin over MCP, from the stored result — "exited with code 7\\ninbox-result"',
+    );
+    expect(output).toContain("mcp demo passed");
+    expect(code).toBe(0);
+  }, 120_000);
 });

@@ -57,4 +57,11 @@ export function createAgentHost(options = {}) {
 }
 
 const host = createAgentHost();
-export default { fetch: (request) => host.fetch(request) };
+// In the workers pool every outbound fetch of the Worker under test lands here: the calls to a
+// session's runner at runner.test go on to the stand-in runner (fake-runner.mjs).
+export default {
+  fetch: (request, env) =>
+    new URL(request.url).hostname === "runner.test" && env?.FAKE_RUNNER !== undefined
+      ? env.FAKE_RUNNER.fetch(request)
+      : host.fetch(request),
+};

@@ -1,8 +1,46 @@
 // A stand-in exec runner for the Agents SDK kit's tests in the workers pool (the real runner is a
 // Node process; its own tests run it). exec_command puts every command in the background; the
 // test ends one with `POST /_finish/<handle>` and reads its armed callback to post the completion
-// as the runner would; write_stdin then answers with the result. Plain JavaScript, loaded as is.
+// as the runner would; write_stdin then answers with the result. A command starting `quick:` exits
+// at once (exit code 0, the rest as its output). Under the base path `/hostile/<mode>` it answers
+// as a broken runner does: `huge` (10 MB), `never` (no answer for minutes), `garbage` (an HTML
+// page), `shape` (JSON of the wrong shape), `down` (a proxy's 502), `redirect` (a 307 to the good
+// runner). Plain JavaScript, loaded as is.
 const jobs = new Map();
+
+const TEN_MB = 10 * 1024 * 1024;
+
+/** What a broken runner answers, whatever was asked. */
+async function hostile(mode) {
+  switch (mode) {
+    case "huge": {
+      const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+      let sent = 0;
+      const body = new ReadableStream({
+        pull(controller) {
+          if (sent >= TEN_MB) return controller.close();
+          sent += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    }
+    case "never":
+      await new Promise((resolve) => setTimeout(resolve, 300_000));
+      return json({ output: "too late" });
+    case "garbage":
+      return new Response("<html><body>It works!</body></html>", { status: 200 });
+    case "shape":
+      return json({ output: 5, session_id: ["not", "a", "string"] });
+    case "redirect":
+      return new Response(null, {
+        status: 307,
+        headers: { location: "http://runner.test/v1/exec_command" },
+      });
+    default:
+      return new Response("<html>502 Bad Gateway</html>", { status: 502 });
+  }
+}
 let started = 0;
 
 const json = (body, status = 200) => Response.json(body, { status });
@@ -11,8 +49,12 @@ export default {
   async fetch(request) {
     const url = new URL(request.url);
     const parts = url.pathname.split("/").filter(Boolean);
+    if (parts[0] === "hostile") return hostile(parts[1]);
     if (url.pathname === "/v1/exec_command") {
       const input = await request.json();
+      if (typeof input.cmd === "string" && input.cmd.startsWith("quick:")) {
+        return json({ exit_code: 0, output: input.cmd.slice("quick:".length), wall_time_ms: 1 });
+      }
       started += 1;
       const handle = `bg-${Date.now().toString(36)}-${started}`;
       jobs.set(handle, {
@@ -20,6 +62,8 @@ export default {
         cmd: input.cmd,
         callback: null,
         result: null,
+        killed: false,
+        authorization: request.headers.get("authorization"),
       });
       return json({ session_id: handle, output: "started\n", wall_time_ms: input.yield_time_ms });
     }
@@ -28,6 +72,12 @@ export default {
       if (job === undefined) return json({ code: "not_found", detail: "no such process" }, 404);
       job.callback = await request.json();
       return json({ armed: true });
+    }
+    if (parts[0] === "v1" && parts[1] === "processes" && parts[3] === "kill") {
+      const job = jobs.get(decodeURIComponent(parts[2]));
+      if (job === undefined) return json({ code: "not_found", detail: "no such process" }, 404);
+      job.killed = true;
+      return json({ exit_code: null, output: "", killed: job.result === null });
     }
     if (url.pathname === "/v1/write_stdin") {
       const input = await request.json();

@@ -214,6 +214,8 @@ export abstract class LockstepObserver {
             {
               inbox: { pending: counts.pending, claimed: counts.claimed },
               jobs: { running: running.length, done: done.length },
+              // The model names no runner: its commands never set one.
+              runnerUrl: null,
             },
             // The shape leaves `wake` out: it follows the pool's settings, not the history.
             null,

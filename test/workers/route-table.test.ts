@@ -58,7 +58,7 @@ describe("the API reference", () => {
     const operations = Object.values<Record<string, { operationId: string; responses: object }>>(
       body.paths,
     ).flatMap((item) => Object.values(item));
-    expect(operations).toHaveLength(36);
+    expect(operations).toHaveLength(38);
     const ids = operations.map((operation) => operation.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(body.webhooks["session.resume"].post.requestBody.required).toBe(true);

@@ -30,6 +30,8 @@ async function storeAsBeforeChecks(
       "purged",
       "audit_events",
       "finished_runs",
+      "runner",
+      "mcp_tasks",
     ]) {
       sql.exec(`DROP TABLE ${table}`);
     }

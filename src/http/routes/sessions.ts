@@ -1,6 +1,11 @@
 // Route table, sessions and messages: what each route takes and every answer it can give.
 import { createRoute } from "@hono/zod-openapi";
-import { appendMessageBody, createSessionBody, messagesQuery } from "../../domain/schemas";
+import {
+  appendMessageBody,
+  createSessionBody,
+  messagesQuery,
+  setRunnerBody,
+} from "../../domain/schemas";
 import { AUTHENTICATED, EVERY_ROUTE, LIMITED, problems, WITH_BODY } from "../schemas/problem";
 import {
   messageIndexSchema,
@@ -19,7 +24,7 @@ export const createSession = createRoute({
   tags,
   summary: "Create a session",
   description:
-    "The session belongs to the tenant of the agent token. `resume_url` must match an origin of the resume allowlist; without it the tenant's default webhook URL is used. `resume_binding` instead names a service binding of the deployment (listed in the binding allowlist) whose `wake(resume)` is called with the webhook's body; a session names one or the other, not both.",
+    "The session belongs to the tenant of the agent token. `runner` names the runner its MCP tools call (`url` checked against the runner allowlist; `token` write-only). `resume_url` must match an origin of the resume allowlist; without it the tenant's default webhook URL is used. `resume_binding` instead names a service binding of the deployment (listed in the binding allowlist) whose `wake(resume)` is called with the webhook's body; a session names one or the other, not both.",
   security: AGENT,
   request: { body: { required: true, ...json(createSessionBody) } },
   responses: {
@@ -33,6 +38,22 @@ export const createSession = createRoute({
       "quota_exceeded",
       ...LIMITED,
     ),
+  },
+});
+
+export const setRunner = createRoute({
+  method: "put",
+  path: "/v1/sessions/{sid}/runner",
+  operationId: "setRunner",
+  tags,
+  summary: "Name, replace or remove the session's runner",
+  description:
+    "`{url, token}` replaces the runner the service calls for the session's MCP tools (a sandbox was replaced); `null` removes it. `url` must match an origin of the runner allowlist (no user info); the token is write-only: no answer shows it.",
+  security: AGENT,
+  request: { params: sessionParams, body: { required: true, ...json(setRunnerBody) } },
+  responses: {
+    200: { description: "The session view", ...json(sessionViewSchema) },
+    ...problems(...AUTHENTICATED, ...WITH_BODY, ...LIMITED),
   },
 });
 

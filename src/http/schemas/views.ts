@@ -77,6 +77,10 @@ export const sessionViewSchema = z
         }),
       })
       .meta({ description: "The session's wake path under the deployment's settings now." }),
+    runner: z
+      .strictObject({ url: z.string() })
+      .nullable()
+      .meta({ description: "The runner the session names (its token is write-only); null: none" }),
   })
   .meta({ id: "Session", description: "The session view: small at any history (no messages)." });
 

@@ -1,0 +1,17 @@
+// Migration 14, shipped and frozen: never edited (a change is a new migration appended).
+import type { Migration } from "./migration";
+
+export const MIGRATION_14: Migration = {
+  id: 14,
+  description:
+    "a session names its runner: one row at most, the base URL and the bearer token the service sends it (write-only: no answer shows the token)",
+  // A table of its own, not session columns: the token never enters the in-memory core, the view
+  // or the index entry, which are all made from the session row.
+  sql: `
+      CREATE TABLE runner (
+        only INTEGER PRIMARY KEY CHECK (only = 1),
+        url TEXT NOT NULL,
+        token TEXT NOT NULL
+      );
+    `,
+};
