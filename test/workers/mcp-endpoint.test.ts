@@ -86,7 +86,7 @@ describe("exec_command", () => {
       will_wake: true,
     });
     expect(result.content[0].text).toContain(`Process running with session ID ${handle}`);
-    expect(result.content[0].text).toContain("You will be woken");
+    expect(result.content[0].text).toContain("You will get a runtime message when it ends");
     const jobs = (await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs;
     expect(jobs).toMatchObject([{ handle, command: "sleep 100", status: "running" }]);
     const [job] = await runnerJobs(sid);
@@ -105,7 +105,7 @@ describe("exec_command", () => {
     const result = await callTool(sid, "exec_command", { cmd: "sleep 100" });
     expect(result.structuredContent.will_wake).toBe(false);
     expect(result.content[0].text).toContain("Nothing will wake you");
-    expect(result.content[0].text).not.toContain("You will be woken");
+    expect(result.content[0].text).not.toContain("You will get a runtime message when it ends");
   });
 
   it("a session without a runner answers a tool error saying so, and starts nothing", async () => {
