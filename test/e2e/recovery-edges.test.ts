@@ -1,5 +1,5 @@
-// Bugs a review of recovery without re-running found (fakes only, no wrangler, no runner): each
-// test states what a recovered call must read, and fails while the bug is there.
+// Edges of recovery without re-running (fakes only, no wrangler, no runner): each test states what
+// a recovered call must read or what the journal must keep.
 import {
   aiSdkToolCallFormat,
   type ExecToolContext,
@@ -7,7 +7,7 @@ import {
   recoverOpenCalls,
   recoverToolCalls,
 } from "@exec-inbox/ai-sdk";
-import { persistedJournal } from "@exec-inbox/ai-sdk/recover-tool-calls";
+import { persistedJournal } from "@exec-inbox/ai-sdk/tool-call-journal";
 import { ExecInboxError } from "@exec-inbox/client";
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
@@ -41,7 +41,7 @@ const job = (over: Record<string, unknown>) => ({
   ...over,
 });
 
-describe("recovery without re-running (review findings)", () => {
+describe("recovery without re-running at its edges", () => {
   it("a call whose handle exec-inbox never took is not told to check it with write_stdin, which refuses that handle", async () => {
     const inbox = {
       getJob: async () => {
@@ -100,8 +100,8 @@ describe("recovery without re-running (review findings)", () => {
     const [call] = await recoverOpenCalls(
       inbox,
       "s1",
-      [{ toolCallId: "c1", input: { cmd: "x" } }],
-      new Map([["c1", "h1"]]),
+      [{ toolCallId: "c1", toolName: "exec_command", input: { cmd: "x" } }],
+      new Map([["c1", ["h1"]]]),
     );
     expect(String(call!.result.note)).not.toContain("The agent host restarted");
   });
