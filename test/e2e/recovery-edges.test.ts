@@ -152,3 +152,67 @@ describe("recovery without re-running at its edges", () => {
     expect(open.map((call) => call.toolCallId)).toEqual(["w1"]);
   });
 });
+
+describe("write_stdin in the journal", () => {
+  const journaledTools = (writeStdin: (input: unknown) => Promise<unknown>) => {
+    const journal = persistedJournal([], async () => {});
+    const sent: unknown[] = [];
+    const ctx = {
+      sessionId: "s1",
+      inbox: { getJob: async () => ({ status: "running" }) },
+      runner: {
+        writeStdin: async (input: unknown) => {
+          // What the journal held when the runner was asked: the call, before its characters left.
+          sent.push(journal.entries().map((call) => ({ ...call })));
+          return writeStdin(input);
+        },
+      },
+      onBackground: () => {},
+      onEnded: () => {},
+      journal,
+    } as unknown as ExecToolContext;
+    return { tools: execTools(ctx), journal, sent };
+  };
+  const options = (toolCallId: string) => ({ toolCallId, messages: [], context: {} });
+
+  it("a write_stdin that sends characters is journaled before they are sent, then with its answer", async () => {
+    const { tools, journal, sent } = journaledTools(async () => ({ output: "ok" }));
+    await tools.write_stdin.execute!({ session_id: "h1", chars: "y\n" } as never, options("w1"));
+    expect(sent).toEqual([
+      [
+        {
+          toolCallId: "w1",
+          toolName: "write_stdin",
+          input: { session_id: "h1", chars: "y\n" },
+          handle: null,
+          answer: null,
+        },
+      ],
+    ]);
+    expect(journal.entries()).toEqual([
+      expect.objectContaining({ toolCallId: "w1", answer: { output: "ok" } }),
+    ]);
+  });
+
+  it("a write_stdin that only reads is not journaled: reading again changes nothing", async () => {
+    const { tools, journal } = journaledTools(async () => ({ output: "ok" }));
+    await tools.write_stdin.execute!({ session_id: "h1" } as never, options("w1"));
+    await tools.write_stdin.execute!({ session_id: "h1", chars: "" } as never, options("w2"));
+    expect(journal.entries()).toEqual([]);
+  });
+
+  it("a write_stdin whose runner failed midway stays journaled without an answer, so recovery says it may have been sent", async () => {
+    const { tools, journal } = journaledTools(async () => {
+      throw new Error("connection reset");
+    });
+    const failed = await Promise.resolve(
+      tools.write_stdin.execute!({ session_id: "h1", chars: "y\n" } as never, options("w1")),
+    ).then(
+      () => false,
+      () => true,
+    );
+    expect(failed).toBe(true);
+    const [call] = await recoverToolCalls({} as never, "s1", journal.entries());
+    expect(call!.result.note).toMatch(/possibly sent.*Do not send it again/);
+  });
+});
