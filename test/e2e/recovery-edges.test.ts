@@ -1,5 +1,7 @@
 // Edges of recovery without re-running (fakes only, no wrangler, no runner): each test states what
 // a recovered call must read or what the journal must keep.
+
+import type { SessionRecord, TurnInput } from "@exec-inbox/ai-sdk";
 import {
   aiSdkToolCallFormat,
   type ExecToolContext,
@@ -7,6 +9,7 @@ import {
   recoverOpenCalls,
   recoverToolCalls,
 } from "@exec-inbox/ai-sdk";
+import { runTurns } from "@exec-inbox/ai-sdk/run-turns";
 import { persistedJournal } from "@exec-inbox/ai-sdk/tool-call-journal";
 import { ExecInboxError } from "@exec-inbox/client";
 import type { ModelMessage } from "ai";
@@ -214,5 +217,85 @@ describe("write_stdin in the journal", () => {
     expect(failed).toBe(true);
     const [call] = await recoverToolCalls({} as never, "s1", journal.entries());
     expect(call!.result.note).toMatch(/possibly sent.*Do not send it again/);
+  });
+});
+
+describe("calls of a turn whose model failed on every attempt", () => {
+  const fakeInbox = {
+    claim: async () => ({ claims: [] }),
+    ack: async () => ({}),
+    getSession: async () => ({ inbox: { claimed: 0 }, waiting_for_bash: null }),
+    finishRun: async () => ({}),
+  } as never;
+
+  it("go into the stored conversation with their results before the next run's human message", async () => {
+    let stored: SessionRecord<ModelMessage> = {
+      sessionId: "s1",
+      lifetime: "lt",
+      messages: [{ role: "user", content: "first" }],
+      running: [],
+      applied: [],
+      resumes: [],
+      pendingResume: null,
+      activeRun: null,
+    };
+    const store = {
+      save: async (record: SessionRecord<ModelMessage>) => {
+        stored = record;
+      },
+      load: async () => stored,
+      delete: async () => {},
+      list: async () => ["s1"],
+    };
+    const seen: Array<{ messages: readonly ModelMessage[]; recovered: number }> = [];
+    let failing = true;
+    const engine = Object.assign(
+      async (input: TurnInput<ModelMessage>) => {
+        seen.push({ messages: input.messages, recovered: input.recovered.length });
+        if (failing) {
+          // The model's exec_command ran and answered; then the provider failed.
+          await input.tools.journal?.begin("call_1", { cmd: "echo hi" });
+          await input.tools.journal?.answered("call_1", { exit_code: 0, output: "hi" });
+          throw new Error("provider down");
+        }
+        return {
+          messages: [...input.messages, { role: "user" as const, content: input.userText ?? "" }],
+          text: "ok",
+        };
+      },
+      { toolCallFormat: aiSdkToolCallFormat },
+    );
+    const options = {
+      inbox: fakeInbox,
+      runner: {} as never,
+      store,
+      resumeSigningSecret: "unused",
+      resumeUrl: "unused",
+      modelAttempts: 1,
+      turn: engine,
+    };
+    const run = (text: string) => ({
+      runId: text,
+      resumeId: null,
+      leaseExpiresAt: 0,
+      pendingUserText: text,
+    });
+    const drive = (text: string) =>
+      runTurns(options, { ...stored, activeRun: run(text) }, run(text), false);
+    await expect(drive("first")).rejects.toThrow(/model failed/);
+    expect(stored.toolCalls).toEqual([]);
+    const afterFailure = JSON.stringify(stored.messages);
+    expect(afterFailure).toContain("call_1");
+    expect(afterFailure).toContain("exited with code 0");
+
+    failing = false;
+    await drive("second");
+    // The next turn reads the call in the conversation, before its own human message, once.
+    expect(seen.at(-1)!.recovered).toBe(0);
+    const texts = stored.messages.map((message) => JSON.stringify(message));
+    const callAt = texts.findIndex((text) => text.includes("call_1"));
+    const secondAt = texts.findIndex((text) => text.includes('"second"'));
+    expect(callAt).toBeGreaterThan(-1);
+    expect(callAt).toBeLessThan(secondAt);
   });
 });
