@@ -206,12 +206,15 @@ export function execTools(ctx: ExecToolContext) {
             () => true,
             () => false,
           );
-          return {
+          const untaken = {
             ...answer,
             session_id: handle,
             status: killed ? "killed" : "unwatched",
             note: untakenNote(killed, error),
           };
+          // Its result from here on: recovery must not reserve a handle the tool gave up on.
+          await ctx.journal?.answered(toolCallId, untaken);
+          return untaken;
         }
         ctx.onBackground(handle);
         return { ...answer, note: backgroundNote(handle, willWake) };

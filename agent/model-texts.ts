@@ -73,8 +73,11 @@ export function recoveredUnknownNote(why: RecoveredUnknown, handle = ""): string
 export const RECOVERED_INPUT_MAYBE_SENT =
   "This call's result was recovered: its input was sent, or possibly sent, to the command. Do not send it again; read the command's output with write_stdin and empty chars.";
 
-/** A recovered write_stdin that was answered: the answer the kit journaled, its note after. */
-export const RECOVERED_INPUT_SENT =
+/**
+ * A recovered call answered before the turn was stored (a write_stdin that sent characters, an
+ * exec_command exec-inbox could not take): the answer the kit journaled, its own note after.
+ */
+export const RECOVERED_FROM_JOURNAL =
   "This call's result was recovered from the kit's journal; the call was not made again.";
 
 /** A write_stdin whose result a compaction dropped: the job's truth now, not the dropped answer. */

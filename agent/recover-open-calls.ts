@@ -13,7 +13,6 @@ import {
 import {
   jobTruth,
   type RecoveredToolCall,
-  type RecoveryOptions,
   recoverToolCalls,
   unknown,
   willWake,
@@ -49,7 +48,6 @@ export async function recoverOpenCalls(
   sessionId: string,
   open: readonly OpenCall[],
   handles: ReadonlyMap<string, readonly string[]>,
-  options: RecoveryOptions = {},
 ): Promise<RecoveredToolCall[]> {
   let wake: Promise<boolean | undefined> | undefined;
   const wakeOnce = () => {
@@ -73,7 +71,9 @@ export async function recoverOpenCalls(
         handle: kept[0] ?? null,
         answer: null,
       };
-      const [one] = await recoverToolCalls(inbox, sessionId, [journaled], options);
+      // No late reservation: a kept handle without a job is one the tool could not reserve, and
+      // its answer (stopped, or unwatched) was in the turn it stored.
+      const [one] = await recoverToolCalls(inbox, sessionId, [journaled]);
       if (one !== undefined) recovered.push(one);
       continue;
     }

@@ -67,7 +67,7 @@ export async function recoverStoredCalls<M>(
   const open = format.openCalls(record.messages);
   if (open.length === 0) return folded;
   const handles = handlesById(record.callHandles ?? []);
-  const recovered = await recoverOpenCalls(options.inbox, sessionId, open, handles, options);
+  const recovered = await recoverOpenCalls(options.inbox, sessionId, open, handles);
   await store.save({
     ...record,
     messages: format.close(record.messages, recovered),

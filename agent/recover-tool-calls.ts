@@ -9,8 +9,8 @@ import {
   jobOutcomeLine,
   lostNote,
   RECOVERED_ANSWERED,
+  RECOVERED_FROM_JOURNAL,
   RECOVERED_INPUT_MAYBE_SENT,
-  RECOVERED_INPUT_SENT,
   RECOVERED_NOT_AGAIN,
   RECOVERED_STORED,
   RECOVERED_UNKNOWN_OUTCOME,
@@ -41,7 +41,10 @@ export interface RecoveredToolCall {
   readonly running: string | null;
 }
 
-/** What recovery needs to take a handle exec-inbox never reserved, as exec_command would. */
+/**
+ * What recovery needs to take a journaled handle exec-inbox never reserved (the host stopped
+ * between the runner's answer and the reservation), as exec_command would.
+ */
 export interface RecoveryOptions {
   readonly runner?: Pick<RunnerClient, "armCallback">;
   readonly heartbeatTimeoutMs?: number;
@@ -200,15 +203,18 @@ export async function recoverToolCalls(
       const result =
         answer === null
           ? { status: "unknown", note: RECOVERED_INPUT_MAYBE_SENT }
-          : answered(answer as ExecAnswer, RECOVERED_INPUT_SENT);
+          : answered(answer as ExecAnswer, RECOVERED_FROM_JOURNAL);
       recovered.push({ ...base, running: null, result });
       continue;
     }
+    if (answer !== null) {
+      // Ended within its yield; or handed, and exec-inbox could not take it (the tool's answer).
+      const lead = call.handle === null ? RECOVERED_ANSWERED : RECOVERED_FROM_JOURNAL;
+      recovered.push({ ...base, running: null, result: answered(answer as ExecAnswer, lead) });
+      continue;
+    }
     if (call.handle === null) {
-      const result =
-        answer === null
-          ? unknown(recoveredUnknownNote("unasked"))
-          : answered(answer as ExecAnswer, RECOVERED_ANSWERED);
+      const result = unknown(recoveredUnknownNote("unasked"));
       recovered.push({ ...base, running: null, result });
       continue;
     }

@@ -60,7 +60,7 @@ export async function recoverStoredCalls(
   const open = aiSdkToolCallFormat.openCalls(conversation.messages());
   if (open.length === 0) return journaled.length;
   const handles = handlesById(conversation.callHandles());
-  const recovered = await recoverOpenCalls(settings.inbox, sessionId, open, handles, settings);
+  const recovered = await recoverOpenCalls(settings.inbox, sessionId, open, handles);
   // No await from here to the commit: what is read is what is replaced.
   const messages = conversation.messages();
   const stillOpen = new Set(aiSdkToolCallFormat.openCalls(messages).map((call) => call.toolCallId));

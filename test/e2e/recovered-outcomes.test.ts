@@ -205,6 +205,27 @@ describe("a journaled exec_command whose handle exec-inbox never took", () => {
   });
 });
 
+describe("a journaled exec_command the tool itself could not hand to exec-inbox", () => {
+  it("keeps the tool's answer (stopped) and is never reserved late", async () => {
+    const fake = fakeInbox({}, () => {
+      throw new Error("must not reserve");
+    });
+    const answer = {
+      session_id: "h1",
+      output: "",
+      status: "killed",
+      note: "The command was stopped.",
+    };
+    const [call] = await recoverToolCalls(fake.inbox, "s1", [exec({ answer })], {
+      runner: { armCallback: async () => {} } as never,
+    });
+    expect(fake.reserved).toEqual([]);
+    expect(call!.result).toMatchObject({ status: "killed" });
+    expect(call!.result.note).toMatch(/not made again\. The command was stopped\./);
+    neverASuccess(call!.result);
+  });
+});
+
 describe("a journaled call in each journal state", () => {
   it("begun only (the runner's answer never recorded) reads as outcome unknown and asks nothing", async () => {
     const fake = fakeInbox({ h1: job({}) });
@@ -280,6 +301,21 @@ describe("calls a compaction left without a result", () => {
     );
     expect(call!.result.outcome).toBe("killed (kill_request)");
     expect(call!.result.note).not.toContain("restarted");
+    neverASuccess(call!.result);
+  });
+
+  it("an exec_command whose kept handle has no job reads as unknown and is not reserved", async () => {
+    const fake = fakeInbox({}, () => {
+      throw new Error("must not reserve");
+    });
+    const [call] = await recoverOpenCalls(
+      fake.inbox,
+      "s1",
+      [open("exec_command", { cmd: "make" })],
+      new Map([["c1", ["h1"]]]),
+    );
+    expect(fake.reserved).toEqual([]);
+    expect(call!.result.outcome).toBe("outcome unknown (not reported)");
     neverASuccess(call!.result);
   });
 
