@@ -304,7 +304,10 @@ export class AgentKit<M = ModelMessage> {
     });
   }
 
-  /** After a restart: finish every run and resume the stored records say were under way. */
+  /**
+   * After a restart: finish every run and resume the stored records say were under way, and put
+   * the journaled calls of a run that ended without storing its turn into its conversation.
+   */
   async recover(): Promise<void> {
     const sessionIds = await this.options.store.list();
     await Promise.all(
