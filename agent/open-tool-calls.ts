@@ -17,6 +17,8 @@ export interface ToolCallFormat<M> {
   close(messages: readonly M[], recovered: readonly RecoveredToolCall[]): M[];
   /** Journaled calls with their results as messages of their own, to append to a conversation. */
   recoveredMessages?(recovered: readonly RecoveredToolCall[]): M[];
+  /** The id of every tool call in `messages`, answered or not. */
+  toolCallIds?(messages: readonly M[]): string[];
 }
 
 const inputOf = (input: unknown): Readonly<Record<string, unknown>> => {
@@ -78,4 +80,10 @@ export const aiSdkToolCallFormat: ToolCallFormat<ModelMessage> = {
     });
   },
   recoveredMessages: aiSdkRecoveredMessages,
+  toolCallIds: (messages) =>
+    messages.flatMap((message) =>
+      message.role === "assistant" && Array.isArray(message.content)
+        ? message.content.flatMap((part) => (part.type === "tool-call" ? [part.toolCallId] : []))
+        : [],
+    ),
 };

@@ -5,11 +5,11 @@ import { type Claim, ExecInboxError } from "@exec-inbox/client";
 import { trackingContext } from "./exec-tools";
 import type { KitRun } from "./kit-settings";
 import { foldJournal, KEEP_CALL_HANDLES } from "./recover-stored-calls";
-import { recoverToolCalls } from "./recover-tool-calls";
+import { type RecoveredToolCall, recoverToolCalls } from "./recover-tool-calls";
 import { retrying } from "./retry";
 import type { ActiveRun, SessionRecord } from "./session-record";
 import { journaledHandles, type PersistedJournal, persistedJournal } from "./tool-call-journal";
-import type { TurnOutput } from "./turn-engine";
+import type { TurnEngine, TurnOutput } from "./turn-engine";
 
 const MAX_ROUNDS = 8;
 /** Lease waits per run for a claim whose answer was lost (each one lease long). */
@@ -209,7 +209,25 @@ async function modelTurn<M>(
     },
     recovered,
   });
-  return { ...turn, running: [...running] };
+  return { ...withRecovered(options.turn, turn, recovered), running: [...running] };
+}
+
+/**
+ * The turn's messages with every recovered call in them: an engine that left `input.recovered`
+ * out would drop those calls from the stored conversation, so the kit appends the missing ones.
+ */
+function withRecovered<M>(
+  engine: TurnEngine<M>,
+  turn: TurnOutput<M>,
+  recovered: readonly RecoveredToolCall[],
+): TurnOutput<M> {
+  const format = engine.toolCallFormat;
+  if (recovered.length === 0 || format?.toolCallIds === undefined) return turn;
+  if (format.recoveredMessages === undefined) return turn;
+  const present = new Set(format.toolCallIds(turn.messages));
+  const missing = recovered.filter((call) => !present.has(call.toolCallId));
+  if (missing.length === 0) return turn;
+  return { ...turn, messages: [...turn.messages, ...format.recoveredMessages(missing)] };
 }
 
 /** Commands still running: wait for them (keeping a wait that already covers them); else finish. */

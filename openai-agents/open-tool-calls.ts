@@ -40,6 +40,8 @@ export const openAiToolCallFormat: ToolCallFormat<AgentInputItem> = {
     });
   },
   recoveredMessages: (recovered) => openAiRecoveredItems(recovered),
+  toolCallIds: (items) =>
+    items.flatMap((item) => (item.type === "function_call" ? [item.callId] : [])),
 };
 
 /** Recovered calls as the SDK's items: each function call, then its result as JSON text. */

@@ -299,3 +299,67 @@ describe("calls of a turn whose model failed on every attempt", () => {
     expect(callAt).toBeLessThan(secondAt);
   });
 });
+
+describe("a turn engine that leaves input.recovered out", () => {
+  it("still stores every recovered call: the kit appends the ones its messages lack", async () => {
+    let stored: SessionRecord<ModelMessage> = {
+      sessionId: "s1",
+      lifetime: "lt",
+      messages: [],
+      running: [],
+      applied: [],
+      resumes: [],
+      pendingResume: null,
+      activeRun: null,
+    };
+    const store = {
+      save: async (record: SessionRecord<ModelMessage>) => {
+        stored = record;
+      },
+      load: async () => stored,
+      delete: async () => {},
+      list: async () => ["s1"],
+    };
+    let attempt = 0;
+    const engine = Object.assign(
+      async (input: TurnInput<ModelMessage>) => {
+        attempt++;
+        if (attempt === 1) {
+          await input.tools.journal?.begin("call_1", { cmd: "echo hi" });
+          await input.tools.journal?.answered("call_1", { exit_code: 0, output: "hi" });
+          throw new Error("provider failed midway");
+        }
+        // This engine forgets input.recovered.
+        return {
+          messages: [...input.messages, { role: "user" as const, content: input.userText ?? "" }],
+          text: "ok",
+        };
+      },
+      { toolCallFormat: aiSdkToolCallFormat },
+    );
+    const run = { runId: "r1", resumeId: null, leaseExpiresAt: 0, pendingUserText: "go" };
+    await runTurns(
+      {
+        inbox: {
+          claim: async () => ({ claims: [] }),
+          ack: async () => ({}),
+          getSession: async () => ({ inbox: { claimed: 0 }, waiting_for_bash: null }),
+          finishRun: async () => ({}),
+        } as never,
+        runner: {} as never,
+        store,
+        resumeSigningSecret: "unused",
+        resumeUrl: "unused",
+        modelAttempts: 2,
+        turn: engine,
+      },
+      { ...stored, activeRun: run },
+      run,
+      false,
+    );
+    expect(attempt).toBe(2);
+    expect(aiSdkToolCallFormat.toolCallIds!(stored.messages)).toEqual(["call_1"]);
+    expect(JSON.stringify(stored.messages)).toContain("not started again");
+    expect(stored.toolCalls).toEqual([]);
+  });
+});
