@@ -7,7 +7,7 @@ import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../shared/ex
 import { MAX_RESUME_BODY_BYTES, parseBoundedJson, readBoundedText } from "./bounded-body";
 import type { ConversationStore } from "./conversation-store";
 import type { KitSettings } from "./kit-settings";
-import { recoverStoredCalls } from "./recover-stored-calls";
+import { foldJournal, recoverStoredCalls } from "./recover-stored-calls";
 import type { RecoveredToolCall } from "./recover-tool-calls";
 import { isSessionGone, isStaleResume, retrying } from "./retry";
 import { type KitRun, ModelTurnError, runTurns } from "./run-turns";
@@ -304,13 +304,23 @@ export class AgentKit<M = ModelMessage> {
     });
   }
 
-  /** After a restart: finish every run and resume the stored records say were under way. */
+  /**
+   * After a restart: finish every run and resume the stored records say were under way, and put
+   * the journaled calls of a run that ended without storing its turn into its conversation.
+   */
   async recover(): Promise<void> {
     const sessionIds = await this.options.store.list();
     await Promise.all(
       sessionIds.map(async (sessionId) => {
         const record = await this.options.store.load(sessionId);
-        if (record?.activeRun == null && record?.pendingResume == null) return;
+        if (record === undefined) return;
+        if (record.activeRun === null && record.pendingResume === null) {
+          // Calls journaled by a turn whose run ended unstored (its model failed, then the host
+          // stopped): they go into the conversation now, not after the next run's messages.
+          if ((record.toolCalls ?? []).length === 0) return;
+          await this.serial(sessionId, () => foldJournal(this.options, this.runStore, sessionId));
+          return;
+        }
         this.schedule(sessionId, true);
         await this.settled(sessionId);
       }),
@@ -318,10 +328,11 @@ export class AgentKit<M = ModelMessage> {
   }
 
   /**
-   * Gives every exec_command call the stored conversation holds without a result (a compaction
-   * dropped it) a result from exec-inbox, right after the call, and stores it: still running, its
-   * stored result, or unknown. Nothing is started again. Calls of a turn a crash cut are
-   * `recover()`'s (their run's next turn reads them). Waits for the session's queued work first.
+   * Gives every tool call the stored conversation holds without a result (a compaction dropped
+   * it) a result, right after the call, and stores it: an exec_command or write_stdin its job's
+   * truth from exec-inbox, a read a note to ask again. Nothing is started or sent again. With no
+   * run under way, journaled calls of an unstored turn are appended with their results first;
+   * a run's own are its next turn's. Waits for the session's queued work first.
    */
   recoverToolCalls(sessionId: string): Promise<RecoveredToolCall[]> {
     return this.serial(sessionId, () => recoverStoredCalls(this.options, this.runStore, sessionId));

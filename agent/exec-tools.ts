@@ -18,9 +18,9 @@ import {
   untakenNote,
 } from "./model-texts";
 import { outputTools } from "./output-tools";
-import type { ToolCallJournal } from "./recover-tool-calls";
 import { retrying } from "./retry";
 import { type ExecAnswer, type RunnerClient, RunnerError } from "./runner-client";
+import type { ToolCallJournal } from "./tool-call-journal";
 
 export interface ExecToolContext {
   readonly inbox: ExecInboxClient;
@@ -206,12 +206,15 @@ export function execTools(ctx: ExecToolContext) {
             () => true,
             () => false,
           );
-          return {
+          const untaken = {
             ...answer,
             session_id: handle,
             status: killed ? "killed" : "unwatched",
             note: untakenNote(killed, error),
           };
+          // Its result from here on: recovery must not reserve a handle the tool gave up on.
+          await ctx.journal?.answered(toolCallId, untaken);
+          return untaken;
         }
         ctx.onBackground(handle);
         return { ...answer, note: backgroundNote(handle, willWake) };
@@ -221,7 +224,7 @@ export function execTools(ctx: ExecToolContext) {
       description:
         "Write characters to a running command's stdin (empty chars: only read), returning new output; once it has ended, its outcome first, then exit_code and output.",
       inputSchema: writeStdinInput,
-      execute: async (input) => {
+      execute: async (input, { toolCallId }) => {
         // Runner handles are global to the runner: only a job of this session may be touched.
         try {
           await retrying(() => ctx.inbox.getJob(ctx.sessionId, input.session_id));
@@ -231,27 +234,39 @@ export function execTools(ctx: ExecToolContext) {
           }
           throw error;
         }
-        try {
-          const answer = await ctx.runner.writeStdin(input);
-          if (answer.exit_code === undefined) return answer;
-          ctx.onEnded(input.session_id);
-          return withOutcome(answer);
-        } catch (error) {
-          if (error instanceof RunnerError && error.status === 404) {
-            return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
-          }
-          // The runner cannot be reached (no answer, or a 5xx): what exec-inbox last heard of the
-          // job beats nothing. Its other refusals (401, 422) are the caller's to see.
-          const unreachable = !(error instanceof RunnerError) || error.status >= 500;
-          const known = unreachable
-            ? await lastKnown(ctx, input.session_id, input.max_output_tokens).catch(() => null)
-            : null;
-          if (known === null) throw error;
-          return input.chars
-            ? { ...known, note: `${INPUT_NOT_SENT} ${String(known.note ?? "")}`.trim() }
-            : known;
-        }
+        // Characters sent cannot be taken back: journaled first, so a restarted host never sends
+        // them twice. A read (empty chars) can be asked again and is not journaled.
+        const sends = (input.chars ?? "") !== "";
+        if (!sends) return writeStdin(ctx, input);
+        await ctx.journal?.begin(toolCallId, input, "write_stdin");
+        const answer = await writeStdin(ctx, input);
+        await ctx.journal?.answered(toolCallId, answer);
+        return answer;
       },
     }),
   };
+}
+
+/** write_stdin once its handle is known to be this session's: the runner, or exec-inbox's truth. */
+async function writeStdin(ctx: ExecToolContext, input: z.infer<typeof writeStdinInput>) {
+  try {
+    const answer = await ctx.runner.writeStdin(input);
+    if (answer.exit_code === undefined) return answer;
+    ctx.onEnded(input.session_id);
+    return withOutcome(answer);
+  } catch (error) {
+    if (error instanceof RunnerError && error.status === 404) {
+      return pullFromInbox(ctx, input.session_id, input.max_output_tokens);
+    }
+    // The runner cannot be reached (no answer, or a 5xx): what exec-inbox last heard of the
+    // job beats nothing. Its other refusals (401, 422) are the caller's to see.
+    const unreachable = !(error instanceof RunnerError) || error.status >= 500;
+    const known = unreachable
+      ? await lastKnown(ctx, input.session_id, input.max_output_tokens).catch(() => null)
+      : null;
+    if (known === null) throw error;
+    return input.chars
+      ? { ...known, note: `${INPUT_NOT_SENT} ${String(known.note ?? "")}`.trim() }
+      : known;
+  }
 }

@@ -24,17 +24,22 @@ export {
 export { type ExecToolContext, execTools } from "./exec-tools";
 export { aiSdkToolCallFormat, type OpenToolCall, type ToolCallFormat } from "./open-tool-calls";
 export { type OutputToolContext, outputTools } from "./output-tools";
+export { handlesById, type OpenCall, recoverOpenCalls } from "./recover-open-calls";
 export {
-  type JournaledCall,
   type RecoveredToolCall,
-  recoverOpenCalls,
+  type RecoveryOptions,
   recoverToolCalls,
-  type ToolCallJournal,
 } from "./recover-tool-calls";
 export { isSessionGone, isTransient, retrying } from "./retry";
 export { ModelTurnError } from "./run-turns";
 export { RunnerClient, RunnerError } from "./runner-client";
 export { describeResult, scriptedCalls, scriptedModel, scriptedStep } from "./scripted-model";
+export {
+  type JournaledCall,
+  type JournaledTool,
+  persistedJournal,
+  type ToolCallJournal,
+} from "./tool-call-journal";
 export {
   type AiSdkTurnOptions,
   aiSdkRecoveredMessages,

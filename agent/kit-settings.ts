@@ -4,6 +4,7 @@ import type { ExecInboxClient } from "@exec-inbox/client";
 import type { ModelMessage } from "ai";
 import type { ConversationStore } from "./conversation-store";
 import type { RunnerClient } from "./runner-client";
+import type { TurnEngine } from "./turn-engine";
 
 /** Everything but the model turn: the same for every agent framework. */
 export interface KitSettings<M = ModelMessage> {
@@ -36,3 +37,6 @@ export interface KitSettings<M = ModelMessage> {
   /** Crash injection for tests: throwing here stops the run after the turn is stored, before ack. */
   readonly afterStore?: (sessionId: string) => void;
 }
+
+/** The kit's settings with the engine it resolved (the AI SDK's unless the host gave its own). */
+export type KitRun<M> = KitSettings<M> & { readonly turn: TurnEngine<M> };

@@ -1,21 +1,24 @@
 // Tool calls a stored conversation holds without a result (a host compacted it and dropped their
 // results), in the AI SDK's messages: finding them, and putting a result right after each. Which
-// result each gets is recover-tool-calls.ts's; the OpenAI Agents JS form is openai-agents/'s.
+// result each gets is recover-open-calls.ts's; the OpenAI Agents JS form is openai-agents/'s.
 import type { ModelMessage } from "ai";
+import type { OpenCall } from "./recover-open-calls";
 import type { RecoveredToolCall } from "./recover-tool-calls";
+import { aiSdkRecoveredMessages } from "./recovered-messages";
 
-/** An exec_command call the conversation holds, by its id and input. */
-export interface OpenToolCall {
-  readonly toolCallId: string;
-  readonly input: Readonly<Record<string, unknown>>;
-}
+/** A tool call the conversation holds without a result, by its id, tool and input. */
+export type OpenToolCall = OpenCall;
 
-/** How one framework's messages show exec_command calls and their results. */
+/** How one framework's messages show tool calls and their results. */
 export interface ToolCallFormat<M> {
-  /** The exec_command calls in `messages` that no result answers, oldest first. */
+  /** The tool calls in `messages` (of every tool) that no result answers, oldest first. */
   openCalls(messages: readonly M[]): OpenToolCall[];
   /** `messages` with each recovered result right after the call it answers. */
   close(messages: readonly M[], recovered: readonly RecoveredToolCall[]): M[];
+  /** Journaled calls with their results as messages of their own, to append to a conversation. */
+  recoveredMessages?(recovered: readonly RecoveredToolCall[]): M[];
+  /** The id of every tool call in `messages`, answered or not. */
+  toolCallIds?(messages: readonly M[]): string[];
 }
 
 const inputOf = (input: unknown): Readonly<Record<string, unknown>> => {
@@ -41,10 +44,14 @@ export const aiSdkToolCallFormat: ToolCallFormat<ModelMessage> = {
     return messages.flatMap((message) =>
       message.role === "assistant" && Array.isArray(message.content)
         ? message.content.flatMap((part) =>
-            part.type === "tool-call" &&
-            part.toolName === "exec_command" &&
-            !answered.has(part.toolCallId)
-              ? [{ toolCallId: part.toolCallId, input: inputOf(part.input) }]
+            part.type === "tool-call" && !answered.has(part.toolCallId)
+              ? [
+                  {
+                    toolCallId: part.toolCallId,
+                    toolName: part.toolName,
+                    input: inputOf(part.input),
+                  },
+                ]
               : [],
           )
         : [],
@@ -72,4 +79,11 @@ export const aiSdkToolCallFormat: ToolCallFormat<ModelMessage> = {
       return [message, results];
     });
   },
+  recoveredMessages: aiSdkRecoveredMessages,
+  toolCallIds: (messages) =>
+    messages.flatMap((message) =>
+      message.role === "assistant" && Array.isArray(message.content)
+        ? message.content.flatMap((part) => (part.type === "tool-call" ? [part.toolCallId] : []))
+        : [],
+    ),
 };

@@ -1,101 +1,74 @@
-// Recovery without re-running: the journal a kit keeps of its exec_command calls (written before
-// the runner is asked), and the result each journaled call gets from exec-inbox's truth when the
-// turn that made it was never stored. Where the journal lives, and how a result enters the
-// conversation, is the kit's.
+// Recovery without re-running: the result each journaled call (tool-call-journal.ts) gets from
+// exec-inbox's truth when the turn that made it was never stored, and the result each call a
+// compaction left open gets. How a result enters the conversation is the kit's.
 import { type ExecInboxClient, ExecInboxError, type JobView } from "@exec-inbox/client";
 import { capText, outputBudget } from "../shared/output-budget";
+import { withOutcome } from "./exec-tools";
 import {
   backgroundNote,
   jobOutcomeLine,
+  lostNote,
+  RECOVERED_ANSWERED,
+  RECOVERED_FROM_JOURNAL,
+  RECOVERED_INPUT_MAYBE_SENT,
   RECOVERED_NOT_AGAIN,
   RECOVERED_STORED,
+  RECOVERED_UNKNOWN_OUTCOME,
   recoveredTailNote,
   recoveredUnknownNote,
 } from "./model-texts";
 import { retrying } from "./retry";
+import type { ExecAnswer, RunnerClient } from "./runner-client";
+import type { JournaledCall } from "./tool-call-journal";
 
-/** One exec_command call as the kit journaled it (persisted as JSON: evolve by adding fields). */
-export interface JournaledCall {
-  /** The model's id for the call: the id its result is given under. */
-  readonly toolCallId: string;
-  readonly toolName: "exec_command";
-  /** The input as the tool took it (cmd, workdir, yield_time_ms, max_output_tokens). */
-  readonly input: Readonly<Record<string, unknown>>;
-  /** The runner's handle once it answered with one (the command went on in the background). */
-  readonly handle: string | null;
-  /** The answer the tool gave when the command ended within its yield; null otherwise. */
-  readonly answer: unknown;
-}
+// The journal's own module; this subpath still names it.
+export {
+  type JournaledCall,
+  type JournaledTool,
+  type JournalWrite,
+  journalEntry,
+  type PersistedJournal,
+  persistedJournal,
+  type ToolCallJournal,
+} from "./tool-call-journal";
 
-/** What the exec tool writes, and awaits, before each step of a call that cannot be taken back. */
-export interface ToolCallJournal {
-  /** Before the runner is asked: from here on the command may have started. */
-  begin(toolCallId: string, input: Readonly<Record<string, unknown>>): Promise<void>;
-  /** The runner answered with a handle: exec-inbox's job of that handle is the call's truth. */
-  handed(toolCallId: string, handle: string): Promise<void>;
-  /** The command ended within its yield: this answer is its result (exec-inbox has no job). */
-  answered(toolCallId: string, answer: unknown): Promise<void>;
-}
-
-/** A journaled call with the result recovery gives it; `running` is its handle while it runs. */
+/** A call with the result recovery gives it; `running` is its job's handle while it runs. */
 export interface RecoveredToolCall {
   readonly toolCallId: string;
-  readonly toolName: "exec_command";
+  readonly toolName: string;
   readonly input: Readonly<Record<string, unknown>>;
   readonly result: Readonly<Record<string, unknown>>;
   readonly running: string | null;
 }
 
-/** A journal entry's next form after one of the three writes. */
-export function journalEntry(
-  journal: readonly JournaledCall[],
-  toolCallId: string,
-  change: Partial<Pick<JournaledCall, "handle" | "answer" | "input">>,
-): JournaledCall[] {
-  const known = journal.some((call) => call.toolCallId === toolCallId);
-  if (!known) {
-    const call: JournaledCall = {
-      toolCallId,
-      toolName: "exec_command",
-      input: change.input ?? {},
-      handle: change.handle ?? null,
-      answer: change.answer ?? null,
-    };
-    return [...journal, call];
-  }
-  return journal.map((call) => (call.toolCallId === toolCallId ? { ...call, ...change } : call));
-}
-
-/** A journal whose entries can be read back: the calls made so far, recovered ones included. */
-export type PersistedJournal = ToolCallJournal & { entries(): readonly JournaledCall[] };
-
-/** A journal held in memory whose every write is handed to `persist` (awaited) before it returns. */
-export function persistedJournal(
-  initial: readonly JournaledCall[],
-  persist: (journal: readonly JournaledCall[]) => Promise<void>,
-): PersistedJournal {
-  let journal = [...initial];
-  const write = async (toolCallId: string, change: Parameters<typeof journalEntry>[2]) => {
-    journal = journalEntry(journal, toolCallId, change);
-    await persist(journal);
-  };
-  return {
-    entries: () => journal,
-    begin: (toolCallId, input) => write(toolCallId, { input }),
-    handed: (toolCallId, handle) => write(toolCallId, { handle }),
-    answered: (toolCallId, answer) => write(toolCallId, { answer }),
-  };
+/**
+ * What recovery needs to take a journaled handle exec-inbox never reserved (the host stopped
+ * between the runner's answer and the reservation), as exec_command would.
+ */
+export interface RecoveryOptions {
+  readonly runner?: Pick<RunnerClient, "armCallback">;
+  readonly heartbeatTimeoutMs?: number;
 }
 
 /** How a result that should wake the session reaches the agent, when the service says so. */
-async function willWake(inbox: ExecInboxClient, sessionId: string): Promise<boolean | undefined> {
+export async function willWake(
+  inbox: ExecInboxClient,
+  sessionId: string,
+): Promise<boolean | undefined> {
   const view = (await retrying(() => inbox.getSession(sessionId))) as { wake?: unknown };
   const wake = view.wake as { via?: unknown } | null | undefined;
   if (wake === undefined || wake === null || !("via" in wake)) return undefined;
   return wake.via !== null;
 }
 
-function stillRunning(job: JobView, wake: boolean | undefined, budget: number) {
+export const unknown = (note: string, handle?: string) => ({
+  outcome: RECOVERED_UNKNOWN_OUTCOME,
+  ...(handle === undefined ? {} : { session_id: handle }),
+  status: "unknown",
+  note,
+});
+
+function stillRunning(job: JobView, wake: boolean | undefined, budget: number, lead: string) {
   const tail = capText(job.progress?.output_tail ?? "", budget);
   const reported = job.progress === null ? "" : ` ${recoveredTailNote(job.progress.at)}`;
   return {
@@ -108,11 +81,11 @@ function stillRunning(job: JobView, wake: boolean | undefined, budget: number) {
       : { output_bytes_total: job.progress.output_bytes_total }),
     ...(wake === undefined ? {} : { will_wake: wake }),
     // A service that does not say whether a wake will come gets none promised.
-    note: `${RECOVERED_NOT_AGAIN}${reported} ${backgroundNote(job.handle, wake === true)}`,
+    note: `${lead}${reported} ${backgroundNote(job.handle, wake === true)}`,
   };
 }
 
-function finished(job: JobView, budget: number) {
+function finished(job: JobView, budget: number, lead: string) {
   const output = capText(job.output ?? "", budget);
   const cut = job.output_truncated || output.truncated;
   return {
@@ -126,7 +99,9 @@ function finished(job: JobView, budget: number) {
     ...(cut && job.output_bytes_total !== null
       ? { output_bytes_total: job.output_bytes_total }
       : {}),
-    note: `${RECOVERED_NOT_AGAIN} ${RECOVERED_STORED}`,
+    note: [lead, RECOVERED_STORED, ...(job.status === "lost" ? [lostNote(job.ended_by)] : [])].join(
+      " ",
+    ),
   };
 }
 
@@ -139,111 +114,137 @@ async function jobOf(
   try {
     return await retrying(() => inbox.getJob(sessionId, handle));
   } catch (error) {
-    if (error instanceof ExecInboxError && error.problem.status === 404) return null;
     if (error instanceof ExecInboxError && error.problem.code === "job_expired") return "expired";
+    if (error instanceof ExecInboxError && error.problem.status === 404) return null;
     throw error;
   }
 }
 
 /**
+ * A handle the runner gave and exec-inbox never reserved (the host stopped in between): reserved
+ * and armed now, as exec_command does (both idempotent; the runner holds a completion until
+ * armed). Null when it cannot be: nobody will report the command's end.
+ */
+async function reserveLate(
+  inbox: ExecInboxClient,
+  sessionId: string,
+  call: JournaledCall,
+  handle: string,
+  options: RecoveryOptions,
+): Promise<{ job: JobView; willWake: boolean } | null> {
+  const runner = options.runner;
+  if (runner === undefined) return null;
+  try {
+    const reservation = await retrying(() =>
+      inbox.reserveJob(sessionId, {
+        handle,
+        command: String(call.input.cmd ?? ""),
+        ...(options.heartbeatTimeoutMs === undefined
+          ? {}
+          : { heartbeat_timeout_ms: options.heartbeatTimeoutMs }),
+      }),
+    );
+    await retrying(() => runner.armCallback(handle, reservation.callback));
+    return { job: reservation.job, willWake: reservation.will_wake === true };
+  } catch {
+    return null;
+  }
+}
+
+/** The truth of a job by its handle, led by `lead`; null when exec-inbox has no job of it. */
+export async function jobTruth(
+  inbox: ExecInboxClient,
+  sessionId: string,
+  handle: string,
+  budget: number,
+  lead: string,
+  wake: () => Promise<boolean | undefined>,
+): Promise<{ result: Record<string, unknown>; running: string | null } | null> {
+  const job = await jobOf(inbox, sessionId, handle);
+  if (job === null) return null;
+  if (job === "expired")
+    return { result: unknown(recoveredUnknownNote("expired"), handle), running: null };
+  if (job.status === "running") {
+    return { result: stillRunning(job, await wake(), budget, lead), running: job.handle };
+  }
+  return { result: finished(job, budget, lead), running: null };
+}
+
+/** A runner's answer as the tool gave it, led by its outcome when the command ended. */
+function answered(answer: ExecAnswer & { note?: unknown }, lead: string) {
+  const note = [lead, ...(typeof answer.note === "string" ? [answer.note] : [])].join(" ");
+  return answer.exit_code === undefined ? { ...answer, note } : { ...withOutcome(answer), note };
+}
+
+/**
  * Each journaled call's result from exec-inbox: still running (handle, last progress, and
  * `will_wake` when the service tells it), finished (the stored result, or the answer the runner
- * gave within the yield), or unknown. Reads only: nothing is started, reserved or killed.
+ * gave), or unknown. Nothing is started again; a handle exec-inbox never took is reserved and
+ * armed as exec_command would have (with `options.runner`), else its outcome is unknown.
  */
 export async function recoverToolCalls(
   inbox: ExecInboxClient,
   sessionId: string,
   calls: readonly JournaledCall[],
+  options: RecoveryOptions = {},
 ): Promise<RecoveredToolCall[]> {
-  if (calls.length === 0) return [];
   let wake: Promise<boolean | undefined> | undefined;
+  const wakeOnce = () => {
+    wake ??= willWake(inbox, sessionId);
+    return wake;
+  };
   const recovered: RecoveredToolCall[] = [];
   for (const call of calls) {
+    const toolName = call.toolName ?? "exec_command";
+    const base = { toolCallId: call.toolCallId, toolName, input: call.input };
     const budget = outputBudget(call.input.max_output_tokens as number | undefined);
-    const base = { toolCallId: call.toolCallId, toolName: call.toolName, input: call.input };
+    const answer = call.answer !== null && typeof call.answer === "object" ? call.answer : null;
+    if (toolName === "write_stdin") {
+      const result =
+        answer === null
+          ? { status: "unknown", note: RECOVERED_INPUT_MAYBE_SENT }
+          : answered(answer as ExecAnswer, RECOVERED_FROM_JOURNAL);
+      recovered.push({ ...base, running: null, result });
+      continue;
+    }
+    if (answer !== null) {
+      // Ended within its yield; or handed, and exec-inbox could not take it (the tool's answer).
+      const lead = call.handle === null ? RECOVERED_ANSWERED : RECOVERED_FROM_JOURNAL;
+      recovered.push({ ...base, running: null, result: answered(answer as ExecAnswer, lead) });
+      continue;
+    }
     if (call.handle === null) {
-      const answer = call.answer as Record<string, unknown> | null;
-      recovered.push({
-        ...base,
-        running: null,
-        result:
-          answer !== null && typeof answer === "object"
-            ? answer
-            : {
-                status: "unknown",
-                note: recoveredUnknownNote("unasked"),
-              },
-      });
+      const result = unknown(recoveredUnknownNote("unasked"));
+      recovered.push({ ...base, running: null, result });
       continue;
     }
-    const job = await jobOf(inbox, sessionId, call.handle);
-    if (job === "expired") {
-      recovered.push({
-        ...base,
-        running: null,
-        result: {
-          session_id: call.handle,
-          status: "unknown",
-          note: recoveredUnknownNote("expired"),
-        },
-      });
+    const truth = await jobTruth(
+      inbox,
+      sessionId,
+      call.handle,
+      budget,
+      RECOVERED_NOT_AGAIN,
+      wakeOnce,
+    );
+    if (truth !== null) {
+      recovered.push({ ...base, ...truth });
       continue;
     }
-    if (job === null) {
-      recovered.push({
-        ...base,
-        running: null,
-        result: {
-          session_id: call.handle,
-          status: "unknown",
-          note: recoveredUnknownNote("untaken", call.handle),
-        },
-      });
-      continue;
-    }
-    if (job.status === "running") {
-      wake ??= willWake(inbox, sessionId);
-      recovered.push({
-        ...base,
-        running: job.handle,
-        result: stillRunning(job, await wake, budget),
-      });
-      continue;
-    }
-    recovered.push({ ...base, running: null, result: finished(job, budget) });
+    const late = await reserveLate(inbox, sessionId, call, call.handle, options);
+    recovered.push({
+      ...base,
+      ...(late === null
+        ? {
+            running: null,
+            result: unknown(recoveredUnknownNote("untaken", call.handle), call.handle),
+          }
+        : late.job.status === "running"
+          ? {
+              running: late.job.handle,
+              result: stillRunning(late.job, late.willWake, budget, RECOVERED_NOT_AGAIN),
+            }
+          : { running: null, result: finished(late.job, budget, RECOVERED_NOT_AGAIN) }),
+    });
   }
   return recovered;
-}
-
-/**
- * Results for calls a stored conversation holds without one (a compaction dropped them): a call
- * whose handle the kit kept gets its job's truth; any other, that no record of its command is kept.
- */
-export async function recoverOpenCalls(
-  inbox: ExecInboxClient,
-  sessionId: string,
-  open: ReadonlyArray<{ toolCallId: string; input: Readonly<Record<string, unknown>> }>,
-  handles: ReadonlyMap<string, string>,
-): Promise<RecoveredToolCall[]> {
-  const known = open.flatMap((call): JournaledCall[] => {
-    const handle = handles.get(call.toolCallId);
-    return handle === undefined
-      ? []
-      : [{ ...call, toolName: "exec_command", handle, answer: null }];
-  });
-  const byId = new Map(
-    (await recoverToolCalls(inbox, sessionId, known)).map((call) => [call.toolCallId, call]),
-  );
-  return open.map(
-    (call) =>
-      byId.get(call.toolCallId) ?? {
-        ...call,
-        toolName: "exec_command",
-        running: null,
-        result: {
-          status: "unknown",
-          note: recoveredUnknownNote("dropped"),
-        },
-      },
-  );
 }

@@ -3,21 +3,21 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Claim, ExecInboxError } from "@exec-inbox/client";
 import { trackingContext } from "./exec-tools";
-import type { KitSettings } from "./kit-settings";
-import { type PersistedJournal, persistedJournal, recoverToolCalls } from "./recover-tool-calls";
+import type { KitRun } from "./kit-settings";
+import { foldJournal, KEEP_CALL_HANDLES } from "./recover-stored-calls";
+import { type RecoveredToolCall, recoverToolCalls } from "./recover-tool-calls";
 import { retrying } from "./retry";
 import type { ActiveRun, SessionRecord } from "./session-record";
+import { journaledHandles, type PersistedJournal, persistedJournal } from "./tool-call-journal";
 import type { TurnEngine, TurnOutput } from "./turn-engine";
 
 const MAX_ROUNDS = 8;
 /** Lease waits per run for a claim whose answer was lost (each one lease long). */
 const MAX_LEASE_WAITS = 2;
 const KEEP_APPLIED_IDS = 4096;
-/** Handles of stored calls kept for recovery after a compaction. */
-const KEEP_CALL_HANDLES = 1024;
 
-/** The kit's settings with the engine it resolved (the AI SDK's unless the host gave its own). */
-export type KitRun<M> = KitSettings<M> & { readonly turn: TurnEngine<M> };
+// The settings with their engine live beside the settings; this module still names them.
+export type { KitRun } from "./kit-settings";
 
 /** The handles an envelope ends for the model: completed, outcome unknown, wait expired. */
 const handlesOf = (claim: Claim): string[] => {
@@ -112,6 +112,13 @@ export async function runTurns<M>(
       record = { ...record, running: [...new Set([...record.running, ...started])] };
       await endTurn(options, record, run.runId);
       await store.save({ ...record, activeRun: null });
+      // The calls the failed turn made go into the conversation now, before the next run's own
+      // messages; when exec-inbox cannot be asked, the next turn is given them instead.
+      await foldJournal(options, store, sessionId).catch((foldError: unknown) => {
+        options.log?.(
+          `session ${sessionId}: journaled calls left to the next turn (${String(foldError)})`,
+        );
+      });
       if (userText !== null) throw new ModelTurnError(sessionId, error);
       return "";
     }
@@ -124,14 +131,9 @@ export async function runTurns<M>(
       activeRun: { ...run, leaseExpiresAt, pendingUserText: null },
       // The stored messages hold every journaled call with its result now; the handles stay.
       toolCalls: [],
-      callHandles: [
-        ...(record.callHandles ?? []),
-        ...journal
-          .entries()
-          .flatMap((call) =>
-            call.handle === null ? [] : [{ toolCallId: call.toolCallId, handle: call.handle }],
-          ),
-      ].slice(-KEEP_CALL_HANDLES),
+      callHandles: [...(record.callHandles ?? []), ...journaledHandles(journal.entries())].slice(
+        -KEEP_CALL_HANDLES,
+      ),
     };
     await store.save(record);
     options.afterStore?.(sessionId);
@@ -187,7 +189,12 @@ async function modelTurn<M>(
   started: Set<string>,
   journal: PersistedJournal,
 ): Promise<TurnOutput<M> & { readonly running: string[] }> {
-  const recovered = await recoverToolCalls(options.inbox, record.sessionId, journal.entries());
+  const recovered = await recoverToolCalls(
+    options.inbox,
+    record.sessionId,
+    journal.entries(),
+    options,
+  );
   for (const call of recovered) if (call.running !== null) started.add(call.running);
   const running = new Set([...record.running, ...started]);
   for (const claim of claims) for (const handle of handlesOf(claim)) running.delete(handle);
@@ -202,7 +209,25 @@ async function modelTurn<M>(
     },
     recovered,
   });
-  return { ...turn, running: [...running] };
+  return { ...withRecovered(options.turn, turn, recovered), running: [...running] };
+}
+
+/**
+ * The turn's messages with every recovered call in them: an engine that left `input.recovered`
+ * out would drop those calls from the stored conversation, so the kit appends the missing ones.
+ */
+function withRecovered<M>(
+  engine: TurnEngine<M>,
+  turn: TurnOutput<M>,
+  recovered: readonly RecoveredToolCall[],
+): TurnOutput<M> {
+  const format = engine.toolCallFormat;
+  if (recovered.length === 0 || format?.toolCallIds === undefined) return turn;
+  if (format.recoveredMessages === undefined) return turn;
+  const present = new Set(format.toolCallIds(turn.messages));
+  const missing = recovered.filter((call) => !present.has(call.toolCallId));
+  if (missing.length === 0) return turn;
+  return { ...turn, messages: [...turn.messages, ...format.recoveredMessages(missing)] };
 }
 
 /** Commands still running: wait for them (keeping a wait that already covers them); else finish. */

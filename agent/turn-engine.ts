@@ -7,6 +7,9 @@ import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from
 import { type ExecToolContext, execTools } from "./exec-tools";
 import { aiSdkToolCallFormat, type ToolCallFormat } from "./open-tool-calls";
 import type { RecoveredToolCall } from "./recover-tool-calls";
+import { aiSdkRecoveredMessages } from "./recovered-messages";
+
+export { aiSdkRecoveredMessages } from "./recovered-messages";
 
 export const DEFAULT_SYSTEM =
   "You operate a shell through exec_command and write_stdin. Long commands continue in the background; the note beside one says whether a runtime message will tell you when it ends. Read a background command's result with write_stdin, and check with it yourself when no message is promised.";
@@ -86,29 +89,4 @@ function aiSdkTurnOf(
     });
     return { messages: [...prompt, ...result.responseMessages], text: result.text };
   };
-}
-
-/** Recovered calls as the AI SDK's messages: one assistant message with the calls, one with results. */
-export function aiSdkRecoveredMessages(recovered: readonly RecoveredToolCall[]): ModelMessage[] {
-  if (recovered.length === 0) return [];
-  return [
-    {
-      role: "assistant",
-      content: recovered.map((call) => ({
-        type: "tool-call" as const,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        input: call.input,
-      })),
-    },
-    {
-      role: "tool",
-      content: recovered.map((call) => ({
-        type: "tool-result" as const,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        output: { type: "json" as const, value: call.result as never },
-      })),
-    },
-  ];
 }

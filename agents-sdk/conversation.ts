@@ -32,18 +32,19 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS exec_inbox_messages (seq INTEGER PRIMARY KEY, message TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS exec_inbox_applied (envelope_id TEXT PRIMARY KEY);
   CREATE TABLE IF NOT EXISTS exec_inbox_resumes (resume_id TEXT PRIMARY KEY);
-  -- exec_command calls of the turn under way (JournaledCall as JSON), written before the runner is
+  -- Journaled calls of the turn under way (JournaledCall as JSON), written before the runner is
   -- asked and emptied when the turn is stored: what a restarted object recovers, never reruns.
+  -- Two calls under one id (a model that reuses ids) are two rows: the newest is the one written.
   CREATE TABLE IF NOT EXISTS exec_inbox_tool_calls (
     seq INTEGER PRIMARY KEY,
-    tool_call_id TEXT NOT NULL UNIQUE,
+    tool_call_id TEXT NOT NULL,
     call TEXT NOT NULL
   );
   -- The runner's handle of each background call of the stored turns (the newest 1024): a call
-  -- whose result a compaction dropped is matched to its job.
+  -- whose result a compaction dropped is matched to its job (an id with two handles to neither).
   CREATE TABLE IF NOT EXISTS exec_inbox_call_handles (
     seq INTEGER PRIMARY KEY,
-    tool_call_id TEXT NOT NULL UNIQUE,
+    tool_call_id TEXT NOT NULL,
     handle TEXT NOT NULL
   );
   CREATE TABLE IF NOT EXISTS exec_inbox_state (
@@ -114,24 +115,33 @@ export class Conversation {
       .map((row) => JSON.parse(row.call));
   }
 
-  /** Writes one journaled call (a new one, or its next form). */
-  journalCall(call: JournaledCall): void {
+  /** Adds a journaled call: a new row, even under an id journaled already. */
+  journalAdd(call: JournaledCall): void {
     this.sql.exec(
-      `INSERT INTO exec_inbox_tool_calls (tool_call_id, call) VALUES (?, ?)
-       ON CONFLICT (tool_call_id) DO UPDATE SET call = excluded.call`,
+      "INSERT INTO exec_inbox_tool_calls (tool_call_id, call) VALUES (?, ?)",
       call.toolCallId,
       JSON.stringify(call),
     );
   }
 
-  /** The handles kept of the stored turns' background calls, by tool call id. */
-  callHandles(): Map<string, string> {
-    const rows = this.sql
+  /** The newest journaled call of its id, in its next form. */
+  journalUpdate(call: JournaledCall): void {
+    this.sql.exec(
+      `UPDATE exec_inbox_tool_calls SET call = ? WHERE seq =
+         (SELECT MAX(seq) FROM exec_inbox_tool_calls WHERE tool_call_id = ?)`,
+      JSON.stringify(call),
+      call.toolCallId,
+    );
+  }
+
+  /** The handles kept of the stored turns' background calls, oldest first. */
+  callHandles(): Array<{ toolCallId: string; handle: string }> {
+    return this.sql
       .exec<{ tool_call_id: string; handle: string }>(
-        "SELECT tool_call_id, handle FROM exec_inbox_call_handles",
+        "SELECT tool_call_id, handle FROM exec_inbox_call_handles ORDER BY seq",
       )
-      .toArray();
-    return new Map(rows.map((row) => [row.tool_call_id, row.handle]));
+      .toArray()
+      .map((row) => ({ toolCallId: row.tool_call_id, handle: row.handle }));
   }
 
   hasSeenResume(resumeId: string): boolean {
@@ -159,7 +169,7 @@ export class Conversation {
       if (change.replace === true) this.sql.exec("DELETE FROM exec_inbox_messages");
       if (change.journalDone === true) {
         this.sql.exec(
-          `INSERT OR REPLACE INTO exec_inbox_call_handles (tool_call_id, handle)
+          `INSERT INTO exec_inbox_call_handles (tool_call_id, handle)
            SELECT tool_call_id, json_extract(call, '$.handle') FROM exec_inbox_tool_calls
            WHERE json_extract(call, '$.handle') IS NOT NULL ORDER BY seq`,
         );

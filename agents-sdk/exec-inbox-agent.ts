@@ -3,92 +3,27 @@
 // inbox envelope into the conversation exactly once. The model, the runner and the exec-inbox
 // client are the subclass's (`execInbox()`); the conversation lives in the agent's own SQLite.
 
-import { execTools, trackingContext } from "@exec-inbox/ai-sdk/exec-tools";
-import { aiSdkToolCallFormat } from "@exec-inbox/ai-sdk/open-tool-calls";
-import {
-  journalEntry,
-  type RecoveredToolCall,
-  recoverOpenCalls,
-  recoverToolCalls,
-} from "@exec-inbox/ai-sdk/recover-tool-calls";
 import { retrying } from "@exec-inbox/ai-sdk/retry";
-import type { RunnerClient } from "@exec-inbox/ai-sdk/runner-client";
-import { aiSdkRecoveredMessages, DEFAULT_SYSTEM } from "@exec-inbox/ai-sdk/turn-engine";
-import {
-  type Claim,
-  type ExecInboxClient,
-  ExecInboxError,
-  type ResumePayload,
-} from "@exec-inbox/client";
+import { ExecInboxError, type ResumePayload } from "@exec-inbox/client";
 import { Agent } from "agents";
-import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from "ai";
-import { Conversation, type ConversationState } from "./conversation";
+import { Conversation } from "./conversation";
+import { endTurn, modelTurnWithRetries, type TurnContext } from "./model-turn";
+import { foldJournal, recoverStoredCalls } from "./recovery";
+import {
+  conflict,
+  type ExecInboxSettings,
+  gone,
+  handlesOf,
+  ModelTurnError,
+  modelMessageOf,
+  type WakeAnswer,
+} from "./settings";
 
-export interface ExecInboxSettings {
-  /** exec-inbox, usually over a service binding: `new ExecInboxClient({fetch: (r) => env.EXEC_INBOX.fetch(r), …})`. */
-  readonly inbox: ExecInboxClient;
-  readonly runner: RunnerClient;
-  readonly model: LanguageModel;
-  readonly system?: string;
-  readonly maxSteps?: number;
-  /** How long a claim holds the envelopes while the turn runs (default 60 s). */
-  readonly leaseMs?: number;
-  readonly heartbeatTimeoutMs?: number;
-  /**
-   * The exec-inbox tenant whose sessions this agent serves (default "default"). A binding allowed
-   * for several tenants receives all their wakes; a wake for another tenant is inert ("foreign").
-   */
-  readonly tenant?: string;
-  /** Model calls per turn before the turn is given up and the run ended (default 3). */
-  readonly modelAttempts?: number;
-  readonly log?: (line: string) => void;
-}
+export { type ExecInboxSettings, ModelTurnError, type WakeAnswer } from "./settings";
 
-/** What a wake came to; any answer is a delivery for exec-inbox (only a throw is retried). */
-export type WakeAnswer =
-  | { readonly taken: true; readonly runId: string }
-  | {
-      readonly taken: false;
-      readonly reason: "duplicate" | "stale" | "busy" | "gone" | "foreign";
-    };
-
-const MAX_ROUNDS = 8;
-/** suspend takes at most 64 handles: a wait on the first 64 (`all`) wakes when they end. */
-const MAX_WAIT_HANDLES = 64;
 /** Backoff of the durable retries of a stored run (Agents SDK schedule): 2 s doubling, ≤ 5 min. */
 const retryDelaySeconds = (attempt: number): number => Math.min(300, 2 ** Math.min(attempt, 9));
-
-/** The model failed on every attempt: the run was ended, the human's turn not taken. */
-export class ModelTurnError extends Error {
-  constructor(sessionId: string, cause: unknown) {
-    super(`session ${sessionId}: the model failed: ${String(cause)}`, { cause });
-    this.name = "ModelTurnError";
-  }
-}
-
-const conflict = (error: unknown, code: string): boolean =>
-  error instanceof ExecInboxError && error.problem.code === code;
-const gone = (error: unknown): boolean =>
-  error instanceof ExecInboxError && (error.problem.status === 404 || error.problem.status === 410);
-
-/** The handles an envelope ends for the model: completed, outcome unknown, wait expired. */
-const handlesOf = (claim: Claim): string[] => {
-  const data = claim.envelope.body.data as { session_id?: string; handles?: string[] };
-  return data.handles ?? (data.session_id === undefined ? [] : [data.session_id]);
-};
-
-/** The hidden runtime message as the model reads it, naming the envelope it came from. */
-const modelMessageOf = (claim: Claim): ModelMessage => ({
-  role: "user",
-  content: claim.provider_message.content,
-  providerOptions: {
-    execInbox: {
-      id: claim.provider_message.id,
-      hidden_from_ui: claim.provider_message.metadata.hidden_from_ui,
-      runtime_kind: claim.provider_message.metadata.runtime_kind,
-    },
-  },
-});
+const MAX_ROUNDS = 8;
 
 export abstract class ExecInboxAgent<
   Env extends Cloudflare.Env = Cloudflare.Env,
@@ -100,6 +35,14 @@ export abstract class ExecInboxAgent<
   private store: Conversation | null = null;
   /** The turn loop in progress in this instance: a wake that lands meanwhile waits for it. */
   private driving: Promise<string> | null = null;
+  /** Turns and recovery, one at a time: both write the journal and the conversation. */
+  private exclusive: Promise<unknown> = Promise.resolve();
+
+  private oneAtATime<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.exclusive.then(task, task);
+    this.exclusive = next.catch(() => {});
+    return next;
+  }
 
   protected get conversation(): Conversation {
     this.store ??= new Conversation(this.ctx.storage);
@@ -250,7 +193,7 @@ export abstract class ExecInboxAgent<
    * mid-turn. A failure other than the model's keeps the stored run and schedules its retry.
    */
   private drive(attempt = 0): Promise<string> {
-    this.driving ??= this.keepAliveWhile(() => this.turns())
+    this.driving ??= this.keepAliveWhile(() => this.oneAtATime(() => this.turns()))
       .catch(async (error: unknown) => {
         if (!(error instanceof ModelTurnError) && this.conversation.state().activeRun !== null) {
           const delay = retryDelaySeconds(attempt + 1);
@@ -302,9 +245,9 @@ export abstract class ExecInboxAgent<
       }
       // Commands a failed attempt started still run (reserved and armed): the run waits for them.
       const started = new Set<string>();
-      let turn: Awaited<ReturnType<typeof this.modelTurn>>;
+      let turn: Awaited<ReturnType<typeof modelTurnWithRetries>>;
       try {
-        turn = await this.modelTurnWithRetries(settings, state, started);
+        turn = await modelTurnWithRetries(this.turnContext(), settings, state, started);
       } catch (error) {
         // The provider keeps failing: end the run (suspend on what still runs, else finish) so
         // the session is not left running with nobody to drive it. The claims stay unacked:
@@ -315,8 +258,13 @@ export abstract class ExecInboxAgent<
           running: [...new Set([...state.running, ...started])],
           turnOwed: false,
         };
-        await this.endTurn(inbox, ended, run.runId);
+        await endTurn(this.turnContext(), inbox, ended, run.runId);
         conversation.commit({ state: { ...ended, activeRun: null } });
+        // The calls the failed turn made go into the conversation now, before the next run's
+        // own messages; when exec-inbox cannot be asked, the next turn folds them instead.
+        await foldJournal(conversation, settings, this.sessionId).catch((foldError: unknown) => {
+          this.log(`journaled calls left to the next turn (${String(foldError)})`);
+        });
         throw new ModelTurnError(this.sessionId, error);
       }
       conversation.commit({
@@ -328,150 +276,30 @@ export abstract class ExecInboxAgent<
       // Acked only once the turn that read them is stored: a crash before it redelivers them.
       if (ids.length > 0) await retrying(() => inbox.ack(this.sessionId, { ids }));
     }
-    await this.endTurn(inbox, conversation.state(), run.runId);
+    await endTurn(this.turnContext(), inbox, conversation.state(), run.runId);
     conversation.commit({ state: { ...conversation.state(), activeRun: null } });
     return answer;
   }
 
-  /** The AI SDK retries retryable API errors itself; this also covers the rest. */
-  private async modelTurnWithRetries(
-    settings: ExecInboxSettings,
-    state: ConversationState,
-    started: Set<string>,
-  ) {
-    const attempts = settings.modelAttempts ?? 3;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.modelTurn(settings, state, started);
-      } catch (error) {
-        if (attempt >= attempts) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** (attempt - 1)));
-      }
-    }
-  }
-
   /**
-   * Every exec_command call the stored conversation holds no result for gets one from exec-inbox:
-   * still running (handle, last progress), finished (the stored result) or unknown. Nothing is
-   * started again. The turn loop does this by itself after a restart; a caller that compacted the
-   * conversation calls it, once no turn runs, and the next turn reads the results.
+   * Every tool call the stored conversation holds no result for gets one (recovery.ts): an
+   * exec_command or write_stdin its job's truth from exec-inbox, a read a note to ask again.
+   * Nothing is started or sent again. The turn loop does this by itself after a restart; a caller
+   * that compacted the conversation calls it, and the next turn reads the results. It runs one at
+   * a time with the turns; messages stored meanwhile stay.
    */
-  async recoverToolCalls(): Promise<number> {
-    if (this.driving !== null) await this.driving.catch(() => "");
-    const journaled = await this.foldJournal();
-    const conversation = this.conversation;
-    const messages = conversation.messages();
-    const open = aiSdkToolCallFormat.openCalls(messages);
-    if (open.length === 0) return journaled.length;
-    const { inbox } = this.execInbox();
-    const handles = conversation.callHandles();
-    const recovered = await recoverOpenCalls(inbox, this.sessionId, open, handles);
-    const stillRunning = recovered.flatMap((call) => (call.running === null ? [] : [call.running]));
-    const state = conversation.state();
-    conversation.commit({
-      state: {
-        ...state,
-        running: [...new Set([...state.running, ...stillRunning])],
-        turnOwed: true,
-      },
-      messages: aiSdkToolCallFormat.close(messages, recovered),
-      replace: true,
-    });
-    return journaled.length + recovered.length;
+  recoverToolCalls(): Promise<number> {
+    return this.oneAtATime(() =>
+      recoverStoredCalls(this.conversation, this.execInbox(), this.sessionId),
+    );
   }
 
-  /**
-   * The journaled exec_command calls of an attempt that never stored its turn (the object was
-   * restarted, or the provider failed midway) go into the conversation with exec-inbox's result
-   * for each, in one transaction with emptying the journal: the model reads them, nothing reruns.
-   * Returns the handles of those still running.
-   */
-  private async foldJournal(): Promise<RecoveredToolCall[]> {
-    const conversation = this.conversation;
-    const journal = conversation.journal();
-    if (journal.length === 0) return [];
-    const { inbox } = this.execInbox();
-    const recovered = await recoverToolCalls(inbox, this.sessionId, journal);
-    const stillRunning = recovered.flatMap((call) => (call.running === null ? [] : [call.running]));
-    const state = conversation.state();
-    conversation.commit({
-      state: {
-        ...state,
-        running: [...new Set([...state.running, ...stillRunning])],
-        turnOwed: true,
-      },
-      messages: aiSdkRecoveredMessages(recovered),
-      journalDone: true,
-    });
-    this.log(`recovered ${recovered.length} tool calls without a result`);
-    return recovered;
-  }
-
-  private async modelTurn(
-    settings: ExecInboxSettings,
-    state: ConversationState,
-    started: Set<string>,
-  ) {
-    for (const call of await this.foldJournal())
-      if (call.running !== null) started.add(call.running);
-    const running = new Set([...state.running, ...started]);
-    const conversation = this.conversation;
-    let journal = conversation.journal();
-    const write = (toolCallId: string, change: Parameters<typeof journalEntry>[2]) => {
-      journal = journalEntry(journal, toolCallId, change);
-      const call = journal.find((entry) => entry.toolCallId === toolCallId);
-      if (call !== undefined) conversation.journalCall(call);
-      return Promise.resolve();
+  private turnContext(): TurnContext {
+    return {
+      conversation: this.conversation,
+      sessionId: this.sessionId,
+      log: (line) => this.log(line),
     };
-    const result = await generateText({
-      model: settings.model,
-      instructions: settings.system ?? DEFAULT_SYSTEM,
-      messages: conversation.messages(),
-      tools: execTools({
-        ...trackingContext({ ...settings, sessionId: this.sessionId }, running, started),
-        journal: {
-          begin: (toolCallId, input) => write(toolCallId, { input }),
-          handed: (toolCallId, handle) => write(toolCallId, { handle }),
-          answered: (toolCallId, answer) => write(toolCallId, { answer }),
-        },
-      }),
-      stopWhen: stepCountIs(settings.maxSteps ?? 8),
-    });
-    return { messages: result.responseMessages, running: [...running], text: result.text };
-  }
-
-  /** Commands still running: wait for them (a wait that already covers them stays); else finish. */
-  private async endTurn(
-    inbox: ExecInboxClient,
-    state: ConversationState,
-    runId: string,
-  ): Promise<void> {
-    const ended = async (call: () => Promise<unknown>) => {
-      try {
-        await retrying(call);
-      } catch (error) {
-        // Ended already (before a restart): the run is no longer active.
-        if (!conflict(error, "invalid_transition")) throw error;
-      }
-    };
-    if (state.running.length > 0) {
-      // At most 64 handles a wait: `all` of the first 64 wakes the agent, which waits on the rest.
-      const waitFor = state.running.slice(0, MAX_WAIT_HANDLES);
-      const armed = (await retrying(() => inbox.getSession(this.sessionId))).waiting_for_bash;
-      const same =
-        armed !== null &&
-        armed.handles.length === waitFor.length &&
-        waitFor.every((handle) => armed.handles.includes(handle));
-      if (!same) {
-        await ended(() =>
-          inbox.suspend(this.sessionId, runId, { waiting_for: [...waitFor], wake: "all" }),
-        );
-        this.log(`suspended on ${waitFor.join(", ")}`);
-        return;
-      }
-    }
-    await ended(() => inbox.finishRun(this.sessionId, runId));
-    this.log(`run ${runId} finished`);
   }
 
   private log(line: string): void {

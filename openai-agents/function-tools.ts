@@ -45,7 +45,8 @@ export function execFunctionTools(
         if (!parsed.success) throw new Error(z.prettifyError(parsed.error));
         if (aiTool.execute === undefined) throw new Error(`${name} cannot run`);
         return aiTool.execute(parsed.data as never, {
-          toolCallId: details?.toolCall?.callId ?? name,
+          // A call the SDK gives no id gets one of its own: the journal keeps calls apart by id.
+          toolCallId: details?.toolCall?.callId ?? `${name}-${crypto.randomUUID()}`,
           messages: [],
           context: {},
         });

@@ -1,5 +1,6 @@
 // Tool calls a stored OpenAI Agents JS history holds without a result (a compaction dropped them):
-// finding them, and putting a result right after each. The AI SDK form is agent/open-tool-calls.ts.
+// finding them, putting a result right after each, and writing journaled calls as items. The AI
+// SDK form is agent/open-tool-calls.ts.
 import type { RecoveredToolCall, ToolCallFormat } from "@exec-inbox/ai-sdk";
 import type { AgentInputItem } from "@openai/agents";
 
@@ -26,8 +27,8 @@ export const openAiToolCallFormat: ToolCallFormat<AgentInputItem> = {
       items.flatMap((item) => (item.type === "function_call_result" ? [item.callId] : [])),
     );
     return items.flatMap((item) =>
-      item.type === "function_call" && item.name === "exec_command" && !answered.has(item.callId)
-        ? [{ toolCallId: item.callId, input: inputOf(item.arguments) }]
+      item.type === "function_call" && !answered.has(item.callId)
+        ? [{ toolCallId: item.callId, toolName: item.name, input: inputOf(item.arguments) }]
         : [],
     );
   },
@@ -38,4 +39,21 @@ export const openAiToolCallFormat: ToolCallFormat<AgentInputItem> = {
       return call === undefined ? [item] : [item, resultItem(call)];
     });
   },
+  recoveredMessages: (recovered) => openAiRecoveredItems(recovered),
+  toolCallIds: (items) =>
+    items.flatMap((item) => (item.type === "function_call" ? [item.callId] : [])),
 };
+
+/** Recovered calls as the SDK's items: each function call, then its result as JSON text. */
+export function openAiRecoveredItems(recovered: readonly RecoveredToolCall[]): AgentInputItem[] {
+  return recovered.flatMap((call): AgentInputItem[] => [
+    {
+      type: "function_call",
+      callId: call.toolCallId,
+      name: call.toolName,
+      arguments: JSON.stringify(call.input),
+      status: "completed",
+    },
+    resultItem(call),
+  ]);
+}

@@ -1,10 +1,12 @@
 // The model turn on OpenAI Agents JS: the session's agent, given the exec tools, runs on the stored
 // conversation plus what is new; the conversation the kit stores is the run's `history`.
 
-import type { RecoveredToolCall, TurnEngine } from "@exec-inbox/ai-sdk";
+import type { TurnEngine } from "@exec-inbox/ai-sdk";
 import { type Agent, type AgentInputItem, type RunConfig, Runner, user } from "@openai/agents";
 import { execFunctionTools } from "./function-tools";
-import { openAiToolCallFormat, resultItem } from "./open-tool-calls";
+import { openAiRecoveredItems, openAiToolCallFormat } from "./open-tool-calls";
+
+export { openAiRecoveredItems } from "./open-tool-calls";
 
 export interface OpenAiAgentsTurnOptions {
   /**
@@ -75,18 +77,4 @@ function turnOf(options: OpenAiAgentsTurnOptions): TurnEngine<AgentInputItem> {
     }
     return { messages: result.history, text: result.finalOutput ?? "" };
   };
-}
-
-/** Recovered calls as the SDK's items: each function call, then its result as JSON text. */
-export function openAiRecoveredItems(recovered: readonly RecoveredToolCall[]): AgentInputItem[] {
-  return recovered.flatMap((call): AgentInputItem[] => [
-    {
-      type: "function_call",
-      callId: call.toolCallId,
-      name: call.toolName,
-      arguments: JSON.stringify(call.input),
-      status: "completed",
-    },
-    resultItem(call),
-  ]);
 }

@@ -102,8 +102,16 @@ describe("a host killed between the model's exec_command and storing the turn", 
     expect(toolCalls(record)).toEqual([
       { toolName: "exec_command", input: expect.objectContaining({ cmd: expect.any(String) }) },
     ]);
+    // The answer the runner gave, led by its outcome and told as recovered like every other.
     expect(toolResults(record)).toEqual([
-      { toolName: "exec_command", value: expect.objectContaining({ exit_code: 0 }) },
+      {
+        toolName: "exec_command",
+        value: expect.objectContaining({
+          outcome: "exited with code 0",
+          exit_code: 0,
+          note: expect.stringContaining("not started again"),
+        }),
+      },
     ]);
     expect(assistantTexts(record)).toEqual(["Command exited with code 0: quick-done"]);
     expect(record.toolCalls).toEqual([]);

@@ -1,6 +1,5 @@
-// A bug a review found: the Agents SDK agent's recoverToolCalls reads the conversation, awaits
-// exec-inbox once per open call, then replaces the conversation with what it read: a turn that
-// stored messages meanwhile (a human prompt, a wake) loses them.
+// The Agents SDK agent's recoverToolCalls beside a turn: it awaits exec-inbox once per open call,
+// and a prompt stored meanwhile must stay in the conversation it writes back.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import * as api from "../support/api";
@@ -16,7 +15,7 @@ const transcript = async (sid: string) =>
 const textOf = (message: Message): string =>
   typeof message.content === "string" ? message.content : JSON.stringify(message.content);
 
-describe("the Agents SDK agent's recoverToolCalls beside a turn (review finding)", () => {
+describe("the Agents SDK agent's recoverToolCalls beside a turn", () => {
   it("a human message answered while recoverToolCalls reads exec-inbox stays in the conversation", async () => {
     const sid = api.uniqueId("sdk-race");
     await api.call("POST", "/v1/sessions", {
@@ -33,8 +32,26 @@ describe("the Agents SDK agent's recoverToolCalls beside a turn (review finding)
     expect(recovered.status).toBe(200);
     expect(answered.status).toBe(200);
     const messages = await transcript(sid);
+    // The human's message once (the model's answer quotes it too).
     expect(
-      messages.map(textOf).filter((text) => text.includes("hello while recovering")),
+      messages.filter(
+        (message) => message.role === "user" && textOf(message) === "hello while recovering",
+      ),
     ).toHaveLength(1);
+    // Every call the compaction left open got its result, exactly once.
+    const calls = messages.flatMap((message) =>
+      message.role === "assistant" && Array.isArray(message.content)
+        ? (message.content as Array<{ type: string; toolCallId?: string }>)
+            .filter((part) => part.type === "tool-call")
+            .map((part) => part.toolCallId)
+        : [],
+    );
+    const results = messages.flatMap((message) =>
+      message.role === "tool" && Array.isArray(message.content)
+        ? (message.content as Array<{ toolCallId?: string }>).map((part) => part.toolCallId)
+        : [],
+    );
+    expect(calls.length).toBeGreaterThan(0);
+    expect([...results].sort()).toEqual([...calls].sort());
   }, 60_000);
 });
