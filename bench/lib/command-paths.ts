@@ -125,11 +125,35 @@ export function mcpPath(name: string, base: string, runner: StandInRunner): Comm
 }
 
 const STEPS = ["start", "complete", "result"] as const;
+type Step = (typeof STEPS)[number];
+
+/** One value per step of a path, and for the whole command where it has one. */
+type PerStep<T> = Record<Step, T>;
+
+const perStep = <T>(make: () => T): PerStep<T> => ({
+  start: make(),
+  complete: make(),
+  result: make(),
+});
+
+/** Runs `step` of `path` for the command `i`, which goes to the path's sessions in turn. */
+async function runStep(
+  path: CommandPath,
+  sids: readonly string[],
+  step: Step,
+  i: number,
+  cmd: string,
+  started: Started[],
+): Promise<void> {
+  if (step === "start") started[i] = await path.start(sids[i % sids.length] ?? "", cmd);
+  else if (step === "complete") await path.complete(started[i] as Started);
+  else await path.result(started[i] as Started);
+}
 
 /**
  * Commands one at a time, the two paths taking turns so that the machine's load falls on both
  * alike: p50 of each step and of the whole (start → result), p99 of the whole. The first `warmup`
- * turns are not counted. Commands go to the sessions in turn.
+ * turns are not counted.
  */
 export async function sequentialCommands(
   paths: readonly CommandPath[],
@@ -137,43 +161,34 @@ export async function sequentialCommands(
   samples: number,
   warmup: number,
 ): Promise<Map<CommandPath, Figures>> {
-  const times = new Map(
-    paths.map((path) => [
-      path,
-      { start: [], complete: [], result: [], cycle: [] } as Record<string, number[]>,
-    ]),
-  );
+  const steps = new Map(paths.map((path) => [path, perStep((): number[] => [])]));
+  const wholes = new Map(paths.map((path) => [path, [] as number[]]));
   for (let i = 0; i < samples + warmup; i += 1) {
     for (const path of paths) {
-      const sids = sessions.get(path) ?? [];
-      const cmd = `bench seq ${i}`;
-      const t0 = performance.now();
-      const started = await path.start(sids[i % sids.length] ?? "", cmd);
-      const t1 = performance.now();
-      await path.complete(started);
-      const t2 = performance.now();
-      await path.result(started);
-      const t3 = performance.now();
+      const started: Started[] = [];
+      const took = perStep(() => 0);
+      for (const step of STEPS) {
+        const t0 = performance.now();
+        await runStep(path, sessions.get(path) ?? [], step, i, `bench seq ${i}`, started);
+        took[step] = performance.now() - t0;
+      }
       if (i < warmup) continue;
-      const own = times.get(path);
-      own?.start?.push(t1 - t0);
-      own?.complete?.push(t2 - t1);
-      own?.result?.push(t3 - t2);
-      own?.cycle?.push(t3 - t0);
+      for (const step of STEPS) steps.get(path)?.[step].push(took[step]);
+      wholes.get(path)?.push(STEPS.reduce((sum, step) => sum + took[step], 0));
     }
   }
   return new Map(
     paths.map((path) => {
-      const own = times.get(path) ?? {};
-      const p = (step: string, at: number) => percentile(own[step] ?? [], at);
+      const own = steps.get(path) ?? perStep((): number[] => []);
+      const whole = wholes.get(path) ?? [];
       return [
         path,
         {
-          "start p50": p("start", 50),
-          "complete p50": p("complete", 50),
-          "result p50": p("result", 50),
-          "cycle p50": p("cycle", 50),
-          "cycle p99": p("cycle", 99),
+          "start p50": percentile(own.start, 50),
+          "complete p50": percentile(own.complete, 50),
+          "result p50": percentile(own.result, 50),
+          "cycle p50": percentile(whole, 50),
+          "cycle p99": percentile(whole, 99),
         },
       ];
     }),
@@ -182,9 +197,9 @@ export async function sequentialCommands(
 
 /**
  * `count` commands with `concurrency` in flight, step by step: every start, then every completion,
- * then every result, each batch's serving CPU read until the processes settle. The paths take
- * turns at each step. CPU ms per command for each step and the whole, and commands per second over
- * the three batches (the settling not counted).
+ * then every result, each batch's serving CPU read from a quiet start until the processes settle
+ * again. The paths take turns at each step. CPU ms per command for each step and the whole, and
+ * commands per second over the three batches (the settling not counted).
  */
 export async function batchedCommands(
   paths: readonly CommandPath[],
@@ -194,40 +209,37 @@ export async function batchedCommands(
   pids: () => readonly number[],
 ): Promise<Map<CommandPath, Figures>> {
   const started = new Map(paths.map((path) => [path, [] as Started[]]));
-  const figures = new Map(paths.map((path) => [path, { "batch ms": 0 } as Figures]));
+  const cpuMs = new Map(paths.map((path) => [path, perStep(() => Number.NaN)]));
+  const batchMs = new Map(paths.map((path) => [path, 0]));
   const indexes = Array.from({ length: count }, (_, i) => i);
   for (const step of STEPS) {
     for (const path of paths) {
       const sids = sessions.get(path) ?? [];
       const mine = started.get(path) ?? [];
-      const own = figures.get(path) ?? {};
       await settle(pids);
       const cpuBefore = cpuSeconds(pids());
       const t0 = performance.now();
-      await pool(indexes, concurrency, async (i) => {
-        if (step === "start")
-          mine[i] = await path.start(sids[i % sids.length] ?? "", `bench batch ${i}`);
-        else if (step === "complete") await path.complete(mine[i] as Started);
-        else await path.result(mine[i] as Started);
-      });
-      own["batch ms"] = (own["batch ms"] ?? 0) + (performance.now() - t0);
+      await pool(indexes, concurrency, (i) =>
+        runStep(path, sids, step, i, `bench batch ${i}`, mine),
+      );
+      batchMs.set(path, (batchMs.get(path) ?? 0) + (performance.now() - t0));
       await settle(pids);
-      // CPU s per command is ks per 1,000: × 1000 for ms per command.
-      own[`${step} cpu ms`] = ((cpuSeconds(pids()) - cpuBefore) / count) * 1000;
+      const own = cpuMs.get(path);
+      // CPU seconds per command, in ms.
+      if (own !== undefined) own[step] = ((cpuSeconds(pids()) - cpuBefore) / count) * 1000;
     }
   }
   return new Map(
     paths.map((path) => {
-      const own = figures.get(path) ?? {};
-      const cpu = STEPS.reduce((sum, step) => sum + (own[`${step} cpu ms`] ?? 0), 0);
+      const own = cpuMs.get(path) ?? perStep(() => Number.NaN);
       return [
         path,
         {
-          "start cpu ms": own["start cpu ms"] ?? Number.NaN,
-          "complete cpu ms": own["complete cpu ms"] ?? Number.NaN,
-          "result cpu ms": own["result cpu ms"] ?? Number.NaN,
-          "cycle cpu ms": cpu,
-          "cycle rate": count / ((own["batch ms"] ?? Number.NaN) / 1000),
+          "start cpu ms": own.start,
+          "complete cpu ms": own.complete,
+          "result cpu ms": own.result,
+          "cycle cpu ms": own.start + own.complete + own.result,
+          "cycle rate": count / ((batchMs.get(path) ?? Number.NaN) / 1000),
         },
       ];
     }),
