@@ -10,6 +10,7 @@ import { cpus, hostname, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { scriptArgs } from "../scripts/lib/args";
 import { agentClient, startWranglerDev } from "../test/support/local-stack";
+import { measureCommandPaths } from "./bench-commands";
 import { benchHeartbeats } from "./bench-heartbeats";
 import { benchIndex } from "./bench-index";
 import { benchSandbox } from "./bench-sandbox";
@@ -17,6 +18,7 @@ import { benchSemantics } from "./bench-semantics";
 import { benchSyscalls } from "./bench-syscalls";
 import { printTables, SYSTEM } from "./bench-tables";
 import { printBudget } from "./budget-table";
+import { printCommands } from "./command-table";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { cycleRows, floorWakeRows } from "./lib/cycle-rows";
 import { concurrentWakes, type Figures, floorOf, sequentialWakes } from "./lib/measure";
@@ -113,6 +115,9 @@ async function oneRun(run: number, scripts: { execInbox: string; workflows: stri
       }),
     );
     await served.stop();
+    // A background command by each door, REST and MCP, on a workerd process of its own.
+    await measureCommandPaths(scripts.execInbox, join(state, "mf-commands"), PLAN, tally);
+
     const entry = await serveExecInbox(scripts.execInbox, join(state, "mf-entry"));
     await measure(execInboxSystem(SYSTEM.execEntry, entry.base, host, () => entry.pids));
     await entry.stop();
@@ -171,6 +176,7 @@ async function main(): Promise<void> {
   const results = mark();
   printBudget(tally);
   printTables(tally, PLAN);
+  printCommands(tally, PLAN);
   // The doc's results are written as soon as they exist: the sections after them are the report's.
   writeResults("docs/benchmarks.md", [...stamp, ...saidSince(results)].join("\n"));
   await benchSemantics(scripts);

@@ -7,6 +7,10 @@ import { fileURLToPath } from "node:url";
 export const BENCHMARKS = {
   ab: ["bench-ab.ts", "two builds side by side: CPU per wake and latency, interleaved"],
   binding: ["bench-binding.ts", "the wake over a service binding against the signed webhook"],
+  commands: [
+    "bench-commands.ts",
+    "a background command start to result: the REST API against the MCP endpoint",
+  ],
   heartbeats: ["bench-heartbeats.ts", "what liveness costs: rows, alarms and CPU per heartbeat"],
   index: ["bench-index.ts", "the session index off and on under wrangler dev"],
   objects: ["bench-objects.ts", "session objects open at once in one workerd, heap per object"],

@@ -83,6 +83,7 @@ export function execInboxBindings(extra: Record<string, string> = {}): Record<st
     "CALLBACK_SECRETS",
     "RESUME_SIGNING_SECRET",
     "RESUME_URL_ALLOWLIST",
+    "RUNNER_URL_ALLOWLIST",
   ]) {
     vars[key] = devVar(key);
   }
