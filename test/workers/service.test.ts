@@ -18,7 +18,9 @@ describe("service routes", () => {
     const schema = completion.requestBody.content["application/json"].schema;
     expect(schema.required).toEqual(["status", "exit_code", "output"]);
     expect(schema.properties.status.enum).toEqual(["completed", "failed", "killed", "lost"]);
-    expect(Object.keys(answer.body.paths)).toHaveLength(32);
+    expect(Object.keys(answer.body.paths)).toHaveLength(34);
+    expect(answer.body.paths["/v1/sessions/{sid}/runner"].put).toBeDefined();
+    expect(answer.body.paths["/v1/sessions/{sid}/mcp"].post).toBeDefined();
     expect(answer.body.paths["/v1/ops/sessions/{tenant}/{sid}/redeliver"].post.security).toEqual([
       { operatorToken: [] },
     ]);
