@@ -1,0 +1,72 @@
+// Failing tests a review of the outcome line found in the reference runner: a command's own
+// `exit 137` in the sandbox is reported as a SIGKILL from outside, the signal line the runner
+// appends is counted as bytes the command wrote (so the total disagrees with the full output and
+// with the runner's own answer), and a command that exits 0 on a kill request reads as a plain
+// exit with code 0.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { withOutcome } from "../../agent/exec-tools";
+import type { ExecAnswer } from "../../agent/runner-client";
+import { completionFor } from "../../runner/src/completion";
+import { ProcessTable } from "../../runner/src/process-table";
+
+let table: ProcessTable;
+let spoolDir: string | null = null;
+afterEach(async () => {
+  await table?.shutdown();
+  if (spoolDir !== null) rmSync(spoolDir, { recursive: true, force: true });
+  spoolDir = null;
+});
+
+/** The outcome line the kits lead a runner's answer with. */
+const outcomeOf = (answer: object): string => withOutcome(answer as ExecAnswer).outcome;
+
+describe("outcomes the reference runner reports (review)", () => {
+  it("a command's own exit 137 reads as exited with code 137, not as a SIGKILL from outside", async () => {
+    // The default table runs bwrap where it works, as a deployed runner does.
+    table = new ProcessTable();
+    const started = await table.execCommand({ cmd: "printf x; exit 137", yield_time_ms: 10_000 });
+    expect(outcomeOf(started)).toBe("exited with code 137");
+    const handle = (await table.execCommand({ cmd: "sleep 0.3; exit 137", yield_time_ms: 250 }))
+      .session_id!;
+    await table.writeStdin({ session_id: handle, yield_time_ms: 10_000 });
+    const completion = completionFor(table.get(handle), false);
+    expect(completion).toMatchObject({ status: "completed", exit_code: 137 });
+    expect(completion.output).not.toContain("a signal the runner did not send");
+  });
+
+  it("a command killed from outside counts only the bytes it wrote in output_bytes_total, as its full output and the runner's answer do", async () => {
+    spoolDir = mkdtempSync(join(tmpdir(), "outcome-review-"));
+    table = new ProcessTable({
+      spool: { dir: spoolDir, maxBytes: 64 * 1024 * 1024, partBytes: 1024 * 1024 },
+    });
+    const written = 300 * 1024;
+    const started = await table.execCommand({
+      cmd: `head -c ${written} /dev/zero | tr '\\0' a; sleep 0.3; kill -9 0`,
+      yield_time_ms: 250,
+    });
+    const handle = started.session_id!;
+    const final = await table.writeStdin({ session_id: handle, yield_time_ms: 10_000 });
+    expect(final).toMatchObject({ status: "killed", output_bytes_total: written });
+    const completion = completionFor(table.get(handle), false);
+    expect(completion.output_truncated).toBe(true);
+    expect(completion.full_output?.bytes).toBe(written);
+    // "output cut, N bytes in total": N is what the command wrote, whichever path the model reads.
+    expect(completion.output_bytes_total).toBe(written);
+  });
+
+  it("a command that exits 0 after the kill request's SIGTERM does not read as a plain exit with code 0", async () => {
+    table = new ProcessTable();
+    const started = await table.execCommand({
+      cmd: "trap 'echo bye; exit 0' TERM; echo up; sleep 100 & wait",
+      yield_time_ms: 500,
+    });
+    table.kill(started.session_id!);
+    const final = await table.killed(started.session_id!);
+    expect(final).toMatchObject({ ended_by: "kill_request" });
+    // The model asked for it to be stopped: its outcome must say it was, not only "exited 0".
+    expect(outcomeOf(final)).not.toBe("exited with code 0");
+  });
+});
