@@ -1,7 +1,8 @@
 // Failing tests a review of the outcome line found in the kits: a killed command whose runner sent
 // exit code 0 still shows the model `exit_code: 0` beside its outcome, and a stored result that
 // says completed with exit code 0 although a kill request or the runner's shutdown ended it reads
-// as a plain success.
+// as a plain success, and a cut output from a runner that sent no output_bytes_total reads as
+// having the cut text's byte count in total.
 import { env } from "cloudflare:workers";
 import { execTools } from "@exec-inbox/ai-sdk/exec-tools";
 import { RunnerClient } from "@exec-inbox/ai-sdk/runner-client";
@@ -49,5 +50,23 @@ describe("the kit's write_stdin never shows a killed command as exit code 0 (rev
       ended_by: "kill_request",
     });
     expect(String(answer.outcome)).toContain("kill_request");
+  });
+
+  it("a cut output from a runner that sent no output_bytes_total gives no byte count it does not know", async () => {
+    const sid = api.uniqueId("kit-cut-no-total");
+    const output = "head…[999000 bytes omitted]…tail";
+    const answer = await pulledByTheKit(sid, {
+      status: "completed",
+      exit_code: 2,
+      output,
+      output_truncated: true,
+    });
+    // The command wrote about a megabyte; the only count known is that of the cut text.
+    expect(String(answer.outcome)).not.toContain(
+      `${new TextEncoder().encode(output).length} bytes`,
+    );
+    const claimed = await api.claim(sid);
+    const first = String(claimed.body.claims[0].provider_message.content).split("\n")[0];
+    expect(first).not.toContain(`${new TextEncoder().encode(output).length} bytes`);
   });
 });
