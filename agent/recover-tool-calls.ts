@@ -11,6 +11,7 @@ import {
   RECOVERED_STORED,
   recoveredTailNote,
   recoveredUnknownNote,
+  shownExitCode,
 } from "./model-texts";
 import { retrying } from "./retry";
 
@@ -120,10 +121,10 @@ function finished(job: JobView, budget: number) {
     outcome: jobOutcomeLine(job, output.truncated),
     session_id: job.handle,
     status: job.status,
-    exit_code: job.exit_code,
+    exit_code: shownExitCode(job.status, job.exit_code),
     output: output.text,
     output_truncated: cut,
-    ...(cut && job.output_bytes_total !== null
+    ...(cut && job.output_bytes_total_known !== false
       ? { output_bytes_total: job.output_bytes_total }
       : {}),
     note: `${RECOVERED_NOT_AGAIN} ${RECOVERED_STORED}`,

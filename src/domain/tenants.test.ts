@@ -112,7 +112,10 @@ describe("TENANT_SETTINGS", () => {
   it("a RESUME_WEBHOOK_URL that is no http(s) URL refuses to serve, as a tenant's own one does", () => {
     for (const raw of ["not a url", "ftp://hooks.example/default", "hooks.example/default"]) {
       const config = readConfig({ AGENT_TOKENS: "tok", RESUME_WEBHOOK_URL: raw });
-      expect([raw, config.misconfigured]).toEqual([raw, "RESUME_WEBHOOK_URL is not an http(s) URL"]);
+      expect([raw, config.misconfigured]).toEqual([
+        raw,
+        "RESUME_WEBHOOK_URL is not an http(s) URL",
+      ]);
     }
     const fine = readConfig({ AGENT_TOKENS: "tok", RESUME_WEBHOOK_URL: "https://hooks.example/d" });
     expect(fine.misconfigured).toBeNull();
