@@ -14,6 +14,7 @@ import {
   noCommand,
   outcomeLine,
   RUNNER_FORGOT_NOTE,
+  shownExitCode,
   unreachableNote,
   untakenNote,
 } from "./model-texts";
@@ -103,7 +104,12 @@ export function withOutcome<A extends ExecAnswer>(answer: A): { outcome: string 
     outputTruncated: (answer.output_bytes_dropped ?? 0) > 0,
     outputBytesTotal: answer.output_bytes_total ?? null,
   });
-  return { outcome, ...answer };
+  // A killed command shows no exit code beside its outcome, whatever the runner sent.
+  const exitCode =
+    answer.exit_code === undefined
+      ? {}
+      : { exit_code: shownExitCode(answer.status, answer.exit_code) };
+  return { outcome, ...answer, ...exitCode };
 }
 
 /** The runner no longer knows the process (restarted, or pruned it): exec-inbox kept the result. */
@@ -132,7 +138,7 @@ async function pullFromInbox(ctx: ExecToolContext, handle: string, maxOutputToke
       outcome: jobOutcomeLine(job, capped.truncated),
       session_id: handle,
       status: job.status,
-      exit_code: job.exit_code,
+      exit_code: shownExitCode(job.status, job.exit_code),
       output: capped.text,
       output_truncated: job.output_truncated || capped.truncated,
       ...(job.status === "lost" ? { note: lostNote(job.ended_by) } : {}),

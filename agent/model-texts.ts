@@ -1,7 +1,7 @@
 // Every note the exec tools add to an answer for the model, in one place, so docs/agent-kit.md can
 // list them and a test can hold the list to them. When each is shown is exec-tools.ts's.
 export { backgroundNote } from "../shared/background-note";
-export { jobOutcomeLine, outcomeLine } from "../shared/outcome-line";
+export { jobOutcomeLine, outcomeLine, shownExitCode } from "../shared/outcome-line";
 
 /** A `lost` job the model pulls: a vanished runner is said plainly. */
 export const lostNote = (endedBy: string | null): string =>

@@ -16,6 +16,7 @@ import {
   RECOVERED_UNKNOWN_OUTCOME,
   recoveredTailNote,
   recoveredUnknownNote,
+  shownExitCode,
 } from "./model-texts";
 import { retrying } from "./retry";
 import type { ExecAnswer, RunnerClient } from "./runner-client";
@@ -93,10 +94,10 @@ function finished(job: JobView, budget: number, lead: string) {
     outcome: jobOutcomeLine(job, output.truncated),
     session_id: job.handle,
     status: job.status,
-    exit_code: job.exit_code,
+    exit_code: shownExitCode(job.status, job.exit_code),
     output: output.text,
     output_truncated: cut,
-    ...(cut && job.output_bytes_total !== null
+    ...(cut && job.output_bytes_total_known !== false
       ? { output_bytes_total: job.output_bytes_total }
       : {}),
     note: [lead, RECOVERED_STORED, ...(job.status === "lost" ? [lostNote(job.ended_by)] : [])].join(

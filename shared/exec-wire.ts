@@ -18,8 +18,11 @@ export const ENDED_BY = [
   "disk_limit",
 ] as const;
 
-/** Room for the runner's own text in a truncated output (a cut marker such as "…[N bytes omitted]…"). */
-const CUT_MARKER_ALLOWANCE_BYTES = 256;
+/**
+ * Room for the runner's own text, which `output_bytes_total` does not count: a cut marker such as
+ * "…[N bytes omitted]…" in a truncated output, a line naming the signal in a killed one.
+ */
+const RUNNER_TEXT_ALLOWANCE_BYTES = 256;
 const REPLACEMENT_CHARACTER = /\uFFFD/g;
 
 /**
@@ -52,7 +55,8 @@ export const completionBody = z
     // Only a total below what the output itself shows is impossible. A larger one is kept as sent:
     // a runner may trim, normalise line ends or fold a long undecodable run into one U+FFFD, and
     // refusing it would lose the result over a count.
-    const floor = body.output_truncated ? min - CUT_MARKER_ALLOWANCE_BYTES : min;
+    const runnerText = body.output_truncated || body.status === "killed";
+    const floor = runnerText ? min - RUNNER_TEXT_ALLOWANCE_BYTES : min;
     const problem =
       total < floor
         ? `is ${total}, but the ${body.output_truncated ? "truncated " : ""}output shows at least ${floor} bytes${min === max ? "" : ` (its UTF-8 is ${max} bytes)`}`

@@ -19,6 +19,33 @@ export interface OutcomeFacts {
 
 const NOT_REPORTED = "not reported";
 
+/** What ended a command other than its own exit, said before its `ended_by` value. */
+const ENDED_BY_WORDS: Readonly<Record<string, string>> = {
+  kill_request: "a kill request",
+  runner_shutdown: "the runner's shutdown",
+  runner_timeout: "the runner's timeout",
+  memory_limit: "the runner's memory limit",
+  pids_limit: "the runner's process limit",
+  output_limit: "the runner's output limit",
+  disk_limit: "the runner's disk limit",
+};
+
+/**
+ * For an exit that something else brought about (a kill request answered by `trap 'exit 0' TERM`),
+ * e.g. ` after a kill request (kill_request)`: such an exit 0 is no plain success. Empty for the
+ * command's own exit (`process`) or when no one said.
+ */
+function after(endedBy: string | null): string {
+  if (endedBy === null || endedBy === "process") return "";
+  return ` after ${ENDED_BY_WORDS[endedBy] ?? "the end it was given"} (${endedBy})`;
+}
+
+/** The exit code a model is shown: none for a killed command or one whose outcome is unknown. */
+export const shownExitCode = (
+  status: string | null | undefined,
+  exitCode: number | null | undefined,
+): number | null => (status === "killed" || status === "lost" ? null : (exitCode ?? null));
+
 /** The outcome proper: one of `exited with code N`, `killed (…)`, `outcome unknown (…)`. */
 function outcome(facts: OutcomeFacts): string {
   const why = [facts.endedBy ?? NOT_REPORTED, ...(facts.signal ? [facts.signal] : [])].join(", ");
@@ -29,7 +56,8 @@ function outcome(facts: OutcomeFacts): string {
       return `outcome unknown (${why})`;
     default:
       // A killed or lost command never reads as an exit: only a real exit code does.
-      if (facts.exitCode !== null) return `exited with code ${facts.exitCode}`;
+      if (facts.exitCode !== null)
+        return `exited with code ${facts.exitCode}${after(facts.endedBy)}`;
       if (facts.status === "failed") return `failed without an exit code (${why})`;
       return `outcome unknown (${why})`;
   }
@@ -37,7 +65,8 @@ function outcome(facts: OutcomeFacts): string {
 
 /**
  * e.g. `exited with code 0`, `killed (process, SIGKILL)`, `outcome unknown (heartbeat_timeout)`,
- * `exited with code 1; output cut, 10485760 bytes in total`.
+ * `exited with code 1; output cut, 10485760 bytes in total`, `exited with code 0 after a kill
+ * request (kill_request)`.
  */
 export function outcomeLine(facts: OutcomeFacts): string {
   const cut =
@@ -56,6 +85,8 @@ interface JobOutcomeFields {
   readonly ended_by: string | null;
   readonly output_truncated: boolean;
   readonly output_bytes_total: number;
+  /** False: the runner sent no total for a cut output (absent in an older service's answer). */
+  readonly output_bytes_total_known?: boolean;
 }
 
 /** The outcome line of a job with its result; `cut`: the caller cut its output further. */
@@ -65,5 +96,5 @@ export const jobOutcomeLine = (job: JobOutcomeFields, cut = false): string =>
     exitCode: job.exit_code,
     endedBy: job.ended_by,
     outputTruncated: job.output_truncated || cut,
-    outputBytesTotal: job.output_bytes_total,
+    outputBytesTotal: job.output_bytes_total_known === false ? null : job.output_bytes_total,
   });

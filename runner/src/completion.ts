@@ -10,7 +10,8 @@ export type CompletionBody = z.input<typeof completionBody>;
 export function completionFor(process: ManagedProcess, shuttingDown: boolean): CompletionBody {
   const output = process.full.render();
   const ending = endingOf(process, shuttingDown);
-  // The signal's name rides in the output, counted in its total like the rest of what it shows.
+  // The signal's name rides in the output, the contract's only place for it; the runner wrote that
+  // line, the command did not, so output_bytes_total (equal to the full output's bytes) leaves it out.
   const note = ending.foreignSignal === null ? "" : foreignSignalNote(ending.foreignSignal);
   // Only an output the completion cannot carry whole is uploaded: a small one costs nothing more.
   const full = output.truncated ? process.fullOutput : null;
@@ -20,7 +21,7 @@ export function completionFor(process: ManagedProcess, shuttingDown: boolean): C
     ended_by: ending.endedBy,
     output: `${output.text}${note}`,
     output_truncated: output.truncated,
-    output_bytes_total: output.totalBytes + Buffer.byteLength(note),
+    output_bytes_total: output.totalBytes,
     observed: process.exitReported,
     ...(full === null ? {} : { full_output: full }),
   };

@@ -118,12 +118,16 @@ const someLeft = (sid: number): boolean => (sessionMembers(sid) ?? [sid]).length
  * `sandboxed`: the leader is bwrap, which dies at once on SIGTERM and takes the PID namespace with
  * it (SIGKILL to all): SIGTERM then goes to the command's processes only, so they get their grace,
  * and the SIGKILL to bwrap ends everything in the namespace, setsid'd daemons included.
+ *
+ * `sent` gets each signal before it goes: in the sandbox it is the only evidence that bwrap's exit
+ * 128 + N reports a signal rather than the command's own exit code (exit-status.ts).
  */
 export async function endSession(
   child: ChildProcessWithoutNullStreams,
   exited: Promise<unknown>,
   graceMs: number,
   sandboxed = false,
+  sent: Set<string> = new Set(),
 ): Promise<void> {
   const sid = child.pid;
   if (sid === undefined) return;
@@ -132,6 +136,7 @@ export async function endSession(
     over = true;
   });
   const startedAt = Date.now();
+  sent.add("SIGTERM");
   signalSession(sid, "SIGTERM", sandboxed);
   await Promise.race([ended, delay(graceMs)]);
   if (over && !someLeft(sid)) return;
@@ -139,6 +144,7 @@ export async function endSession(
   const rest = graceMs - (Date.now() - startedAt);
   if (rest > 0) await delay(rest);
   // Again while something is left: a process may have forked between a scan and its signal.
+  sent.add("SIGKILL");
   for (let pass = 0; pass < 5 && signalSession(sid, "SIGKILL"); pass += 1) await delay(20);
   if (over) return;
   await Promise.race([ended, delay(graceMs)]);

@@ -56,6 +56,8 @@ export interface ManagedProcess {
   readonly child: ChildProcessWithoutNullStreams | null;
   readonly exited: Promise<Exit>;
   unread: OutputBuffer;
+  /** The signals the runner sent the command (ending it on a request, a limit or a shutdown). */
+  readonly signalsSent: Set<string>;
   /** The first limit the command passed; the runner ended it for that. */
   limitHit: LimitHit | null;
   /** The whole output on disk while the command runs (null when the table spools none). */
@@ -169,6 +171,7 @@ export class ProcessTable {
       killRequested: false,
       finalAnswer: null,
       limitHit: null,
+      signalsSent: new Set(),
       spool:
         this.spool === undefined
           ? null
@@ -193,7 +196,9 @@ export class ProcessTable {
         });
         child.once("error", (error) => resolve({ kind: "spawn_failed", message: error.message }));
         // `close` (not `exit`) waits for stdout/stderr to drain, so no output is lost.
-        child.once("close", (code, signal) => resolve(exitOf(code, signal, this.sandboxed)));
+        child.once("close", (code, signal) =>
+          resolve(exitOf(code, signal, this.sandboxed, managed.signalsSent)),
+        );
       }).then(async (exit) => {
         stopWatching();
         // A limit that ended the command by itself (the OOM killer, RLIMIT_FSIZE) is seen only now.
@@ -323,6 +328,12 @@ export class ProcessTable {
 
   private end(process: ManagedProcess): Promise<void> {
     if (process.child === null) return Promise.resolve();
-    return endSession(process.child, process.exited, this.killGraceMs, this.sandboxed);
+    return endSession(
+      process.child,
+      process.exited,
+      this.killGraceMs,
+      this.sandboxed,
+      process.signalsSent,
+    );
   }
 }

@@ -1,5 +1,6 @@
 // Reads the service configuration from the Worker's string bindings.
 // Where the values come from (wrangler vars, secrets, --var) is left to the platform.
+import { z } from "zod";
 import { HEARTBEAT_TIMEOUT_MAX_MS, HEARTBEAT_TIMEOUT_MIN_MS } from "../../shared/exec-wire";
 import { DEFAULT_QUOTAS, type Quotas, withOverrides } from "./quotas";
 import { BINDING_NAME_PATTERN } from "./resume-binding";
@@ -167,6 +168,17 @@ function heartbeatTimeout(vars: Vars): { value: number | null; problem: string |
       };
 }
 
+/**
+ * A default webhook that is no http(s) URL could never be sent, so a session would be shown a wake
+ * that cannot come: refuse to serve, as for a tenant's own `resume_webhook_url` (tenants.ts).
+ */
+function malformedWebhookUrl(url: string | null): string | null {
+  if (url === null || WEBHOOK_URL.safeParse(url).success) return null;
+  return "RESUME_WEBHOOK_URL is not an http(s) URL";
+}
+
+const WEBHOOK_URL = z.url({ protocol: /^https?$/ });
+
 /** One token in both lists would open agent and operator routes alike: refuse to serve. */
 function sharedToken(agents: readonly AgentToken[], operators: readonly string[]): string | null {
   const agentTokens = new Set(agents.map((agent) => agent.token));
@@ -191,6 +203,7 @@ export function readConfig(vars: Vars): Config {
         : (sharedToken(agentTokens.tokens, list(vars, "OPERATOR_TOKENS")) ??
           malformedAllowlist({ resume: allowlist, runner: runnerAllowlist }, tenants.settings) ??
           malformedBindingAllowlist(list(vars, "RESUME_BINDING_ALLOWLIST"), tenants.settings) ??
+          malformedWebhookUrl(text(vars, "RESUME_WEBHOOK_URL")) ??
           heartbeat.problem),
     tenants: tenants.ok ? tenants.settings : {},
     operatorTokens: list(vars, "OPERATOR_TOKENS"),
@@ -237,14 +250,19 @@ export function readConfig(vars: Vars): Config {
  * The resume targets of one tenant: its own where TENANT_SETTINGS names them. The allowlist falls
  * back to RESUME_URL_ALLOWLIST; RESUME_WEBHOOK_URL is the default tenant's host, so
  * another tenant's resumes never reach it — without its own URL such a resume waits as no_target.
+ * RESUME_SIGNING_SECRET signs every tenant's webhooks.
  */
 export function resumeTargetsFor(
   config: Config,
   tenant: string,
-): Pick<Config, "resumeWebhookUrl" | "resumeUrlAllowlist" | "resumeBindingAllowlist"> {
+): Pick<
+  Config,
+  "resumeSigningSecret" | "resumeWebhookUrl" | "resumeUrlAllowlist" | "resumeBindingAllowlist"
+> {
   const own = config.tenants[tenant];
   const fallbackUrl = tenant === DEFAULT_TENANT ? config.resumeWebhookUrl : null;
   return {
+    resumeSigningSecret: config.resumeSigningSecret,
     resumeWebhookUrl: own?.resumeWebhookUrl ?? fallbackUrl,
     resumeUrlAllowlist: own?.resumeUrlAllowlist ?? config.resumeUrlAllowlist,
     resumeBindingAllowlist: own?.resumeBindingAllowlist ?? config.resumeBindingAllowlist,

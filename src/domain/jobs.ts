@@ -163,6 +163,7 @@ const sameResult = (a: JobResult, b: JobResult): boolean =>
   a.output === b.output &&
   a.outputTruncated === b.outputTruncated &&
   a.outputBytesTotal === b.outputBytesTotal &&
+  (a.outputBytesTotalKnown ?? true) === (b.outputBytesTotalKnown ?? true) &&
   a.endedBy === b.endedBy &&
   sameFullOutput(a.fullOutput, b.fullOutput);
 

@@ -79,6 +79,42 @@ describe("provider messages", () => {
     for (const line of [killed, lost, killedZero]) expect(line).not.toMatch(/exit|code 0/);
   });
 
+  it("a killed command's envelope shows no exit code, though the runner sent one", () => {
+    const envelope = completionEnvelope(
+      job,
+      completed(0, "x", { status: "killed", endedBy: "runner_timeout" }),
+      1,
+      T0,
+    );
+    expect(envelope.body.data.exit_code).toBe(null);
+    expect(JSON.parse(String(envelope.body.data.result))).toMatchObject({ exit_code: null });
+  });
+
+  it("an exit a kill request or the runner's shutdown brought about says so on the first line", () => {
+    const first = (endedBy: "kill_request" | "runner_shutdown" | "runner_timeout") =>
+      providerMessage(
+        completionEnvelope(job, completed(0, "bye", { endedBy }), 1, T0),
+      ).content.split("\n")[0];
+    expect([first("kill_request"), first("runner_shutdown"), first("runner_timeout")]).toEqual([
+      '[runtime] Background command session_id="h1": exited with code 0 after a kill request (kill_request).',
+      '[runtime] Background command session_id="h1": exited with code 0 after the runner\'s shutdown (runner_shutdown).',
+      '[runtime] Background command session_id="h1": exited with code 0 after the runner\'s timeout (runner_timeout).',
+    ]);
+  });
+
+  it("the first line of a cut output whose runner sent no total says only that it was cut", () => {
+    const result = completed(1, "head…tail", {
+      outputTruncated: true,
+      outputBytesTotal: 9,
+      outputBytesTotalKnown: false,
+    });
+    const envelope = completionEnvelope(job, result, 1, T0);
+    expect(envelope.body.data.output_bytes_total).toBe(null);
+    expect(providerMessage(envelope).content.split("\n")[0]).toBe(
+      '[runtime] Background command session_id="h1": exited with code 1; output cut.',
+    );
+  });
+
   it("the first line of a cut output gives the bytes it had in total", () => {
     const output = `${"a".repeat(1000)}…[10484760 bytes omitted]…${"z".repeat(1000)}`;
     const result = completed(1, output, { outputTruncated: true, outputBytesTotal: 10_485_760 });
@@ -188,6 +224,18 @@ describe("the outcome line", () => {
 });
 
 describe("the outcome line of a job as the API shows it", () => {
+  it("states no total for a cut output whose total is not known", () => {
+    const job = {
+      status: "completed",
+      exit_code: 1,
+      ended_by: "process",
+      output_truncated: true,
+      output_bytes_total: 36,
+      output_bytes_total_known: false,
+    };
+    expect(jobOutcomeLine(job)).toBe("exited with code 1; output cut");
+  });
+
   it("reads the pull's fields, and says cut when the caller cut the output further", () => {
     const job = {
       status: "killed",

@@ -1,6 +1,6 @@
 // Builds inbox envelopes and the provider messages the model sees for them (contract section 5).
 // Where envelopes are stored and when they are claimed is left to the inbox rules.
-import { outcomeLine } from "../../shared/outcome-line";
+import { outcomeLine, shownExitCode } from "../../shared/outcome-line";
 import type { Envelope, Instruction, Job, JobResult } from "./state";
 import { resultInstruction } from "./state";
 import { contentDigest, iso, utf8Bytes, utf8Tail } from "./text";
@@ -33,7 +33,7 @@ function resultText(job: Job, result: JobResult, tailBytes: number): string {
   return JSON.stringify({
     session_id: job.handle,
     status: result.status,
-    exit_code: result.exitCode,
+    exit_code: shownExitCode(result.status, result.exitCode),
     output,
     output_truncated: result.outputTruncated || output.length < result.output.length,
   });
@@ -73,10 +73,11 @@ export function completionEnvelope(
         session_id: job.handle,
         command: job.command,
         status: result.status,
-        exit_code: result.exitCode,
+        // A killed command's message shows no exit code; the job keeps what the runner sent.
+        exit_code: shownExitCode(result.status, result.exitCode),
         // For the outcome line: who ended it, and how much it wrote when the output was cut.
         ended_by: result.endedBy,
-        output_bytes_total: result.outputBytesTotal,
+        output_bytes_total: result.outputBytesTotalKnown === false ? null : result.outputBytesTotal,
         result: resultText(job, result, tail),
       },
       generation,

@@ -134,6 +134,11 @@ export interface JobResult {
   readonly output: string;
   readonly outputTruncated: boolean;
   readonly outputBytesTotal: number;
+  /**
+   * False when the runner sent no total for a cut output: `outputBytesTotal` is then only the cut
+   * output's own size, and no text states it as the command's. Absent: known.
+   */
+  readonly outputBytesTotalKnown?: boolean;
   /** `operator`: an operator marked the job lost (never sent by a runner). */
   /** `heartbeat_timeout`: the runner fell silent past the job's timeout (liveness.ts). */
   readonly endedBy: EndedBy | "operator" | "heartbeat_timeout" | null;

@@ -60,11 +60,13 @@ describe("TENANT_SETTINGS", () => {
     expect(config.misconfigured).toBeNull();
     // RESUME_WEBHOOK_URL is the default tenant's host: a named tenant never falls back to it.
     expect(resumeTargetsFor(config, "acme")).toEqual({
+      resumeSigningSecret: null,
       resumeUrlAllowlist: ["https://hooks.acme.example"],
       resumeWebhookUrl: null,
       resumeBindingAllowlist: ["ACME_AGENT"],
     });
     expect(resumeTargetsFor(config, "initech")).toEqual({
+      resumeSigningSecret: null,
       resumeUrlAllowlist: ["https://shared.example"],
       resumeWebhookUrl: null,
       resumeBindingAllowlist: ["SHARED_AGENT"],
@@ -73,6 +75,7 @@ describe("TENANT_SETTINGS", () => {
       "https://shared.example/resume",
     );
     expect(resumeTargetsFor(config, "globex")).toEqual({
+      resumeSigningSecret: null,
       resumeUrlAllowlist: ["https://shared.example"],
       resumeWebhookUrl: "https://globex.example/resume",
       resumeBindingAllowlist: ["SHARED_AGENT"],
@@ -104,6 +107,18 @@ describe("TENANT_SETTINGS", () => {
         expect.stringContaining("TENANT_SETTINGS"),
       ]);
     }
+  });
+
+  it("a RESUME_WEBHOOK_URL that is no http(s) URL refuses to serve, as a tenant's own one does", () => {
+    for (const raw of ["not a url", "ftp://hooks.example/default", "hooks.example/default"]) {
+      const config = readConfig({ AGENT_TOKENS: "tok", RESUME_WEBHOOK_URL: raw });
+      expect([raw, config.misconfigured]).toEqual([
+        raw,
+        "RESUME_WEBHOOK_URL is not an http(s) URL",
+      ]);
+    }
+    const fine = readConfig({ AGENT_TOKENS: "tok", RESUME_WEBHOOK_URL: "https://hooks.example/d" });
+    expect(fine.misconfigured).toBeNull();
   });
 });
 

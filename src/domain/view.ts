@@ -23,6 +23,7 @@ export function jobView(job: Job) {
     output: result?.output ?? "",
     output_truncated: result?.outputTruncated ?? false,
     output_bytes_total: result?.outputBytesTotal ?? 0,
+    output_bytes_total_known: result?.outputBytesTotalKnown ?? true,
     ended_by: result?.endedBy ?? null,
     reserved_at: iso(job.reservedAt),
     completed_at: isoOrNull(jobCompletedAt(job)),

@@ -9,6 +9,8 @@ export type WakeVia = "webhook" | "binding" | null;
 
 /** The settings of the session's tenant, as `resumeTargetsFor` resolves them. */
 export interface WakeTargets {
+  /** RESUME_SIGNING_SECRET: without it every webhook attempt fails (resume-webhook.ts). */
+  readonly resumeSigningSecret: string | null;
   readonly resumeWebhookUrl: string | null;
   readonly resumeUrlAllowlist: readonly string[];
   readonly resumeBindingAllowlist: readonly string[];
@@ -16,8 +18,10 @@ export interface WakeTargets {
 
 /**
  * Null wherever a delivery could not start: a binding off the allowlist or absent from the env
- * (every `wake` call would fail), a resume_url whose origin the allowlist no longer lists, or no
- * URL at all. A binding session never falls back to a webhook, exactly as delivery.ts does.
+ * (every `wake` call would fail), a webhook without RESUME_SIGNING_SECRET to sign it, a resume_url
+ * whose origin the allowlist no longer lists, or no URL at all. A binding session never falls back
+ * to a webhook, exactly as delivery.ts does. Whether the bound target has a `wake()` method the
+ * service cannot check: a bound, allowed binding counts.
  */
 export function wakePath(
   session: Pick<Core, "resumeUrl" | "resumeBinding">,
@@ -30,6 +34,7 @@ export function wakePath(
       bindingWakes(session.resumeBinding);
     return usable ? "binding" : null;
   }
+  if (targets.resumeSigningSecret === null) return null;
   if (session.resumeUrl !== null) {
     return checkResumeUrl(session.resumeUrl, targets.resumeUrlAllowlist).ok ? "webhook" : null;
   }

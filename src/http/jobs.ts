@@ -145,6 +145,10 @@ export function jobRoutes(app: OpenAPIHono<AppEnv>): void {
           output: completion.output,
           outputTruncated: completion.output_truncated,
           outputBytesTotal: completion.output_bytes_total ?? outputBytes,
+          // Without a total, a cut output's size is not what the command wrote: said as unknown.
+          ...(completion.output_bytes_total === undefined && completion.output_truncated
+            ? { outputBytesTotalKnown: false }
+            : {}),
           endedBy: completion.ended_by ?? null,
           ...(full === undefined ? {} : { fullOutput: full }),
         },

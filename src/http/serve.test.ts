@@ -11,6 +11,7 @@ const summary: JobSummaryView = {
   exit_code: null,
   output_truncated: false,
   output_bytes_total: 0,
+  output_bytes_total_known: true,
   ended_by: null,
   reserved_at: "2026-01-01T00:00:00.000Z",
   completed_at: null,

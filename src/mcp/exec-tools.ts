@@ -3,7 +3,7 @@
 // of it; a finished one is read back from the session, never from a runner that may be gone.
 
 import { backgroundNote } from "../../shared/background-note";
-import { jobOutcomeLine, outcomeLine } from "../../shared/outcome-line";
+import { jobOutcomeLine, outcomeLine, shownExitCode } from "../../shared/outcome-line";
 import type { Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
 import type { JobView } from "../domain/view";
@@ -82,11 +82,13 @@ export function finishedAnswer(job: JobView): ToolAnswer {
     structuredContent: {
       session_id: job.handle,
       status: job.status,
-      exit_code: job.exit_code,
+      // A killed or lost command shows no exit code, whatever the runner sent (the job keeps it).
+      exit_code: shownExitCode(job.status, job.exit_code),
       ended_by: job.ended_by,
       output: job.output,
       output_truncated: job.output_truncated,
-      output_bytes_total: job.output_bytes_total,
+      // Null when the runner sent no total for a cut output: the stored figure is not the command's.
+      output_bytes_total: job.output_bytes_total_known === false ? null : job.output_bytes_total,
     },
     isError: !(job.status === "completed" && job.exit_code === 0),
   };
@@ -120,7 +122,7 @@ function exitedAnswer(
     content: text(answer.output === "" ? outcome : `${outcome}\n${answer.output}`),
     structuredContent: {
       ...(sessionId === null ? {} : { session_id: sessionId }),
-      exit_code: exitCode,
+      exit_code: shownExitCode(status, exitCode),
       output: answer.output,
       status: status ?? "unknown",
     },

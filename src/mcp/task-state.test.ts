@@ -13,6 +13,7 @@ const running = {
   output: "",
   output_truncated: false,
   output_bytes_total: 0,
+  output_bytes_total_known: true,
   ended_by: null,
   reserved_at: new Date(T0).toISOString(),
   completed_at: null,

@@ -108,7 +108,8 @@ export class SessionLoop {
 
   /** How a wake of `core` would reach its agent under the settings now (the view's `wake.via`). */
   wakeVia(core: Core): WakeVia {
-    return wakePath(core, this.ctxAt(Date.now()).config, this.courier.canWake);
+    const targets = resumeTargetsFor(this.config, core.tenant);
+    return wakePath(core, targets, this.courier.canWake);
   }
 
   /** The core with the rows `needs` names, for a rule or a read. */

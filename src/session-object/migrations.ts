@@ -18,6 +18,7 @@ import { MIGRATION_12 } from "./migrations/012-finished-runs";
 import { MIGRATION_13 } from "./migrations/013-audit-events";
 import { MIGRATION_14 } from "./migrations/014-runner";
 import { MIGRATION_15 } from "./migrations/015-mcp-tasks";
+import { MIGRATION_16 } from "./migrations/016-output-total-known";
 import type { Migration } from "./migrations/migration";
 import { SCHEMA_SNAPSHOT } from "./schema.generated";
 
@@ -40,6 +41,7 @@ export const MIGRATIONS: readonly Migration[] = [
   MIGRATION_13,
   MIGRATION_14,
   MIGRATION_15,
+  MIGRATION_16,
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */

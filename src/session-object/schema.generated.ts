@@ -2,11 +2,11 @@
 // never edited by hand. A test fails when it differs from what that command writes now.
 
 /**
- * The schema migrations 1–15 leave, in SQLite's own words: what a new database runs instead of
+ * The schema migrations 1–16 leave, in SQLite's own words: what a new database runs instead of
  * replaying them, then recording each as applied.
  */
 export const SCHEMA_SNAPSHOT = {
-  lastMigrationId: 15,
+  lastMigrationId: 16,
   sql: `
 CREATE TABLE IF NOT EXISTS messages (
         idx INTEGER PRIMARY KEY,
@@ -80,7 +80,8 @@ CREATE TABLE IF NOT EXISTS "jobs" (
         progress_at INTEGER,
         progress_bytes INTEGER,
         progress_tail TEXT,
-        output TEXT,
+        output TEXT, output_bytes_total_known INTEGER NOT NULL DEFAULT 1
+        CHECK (output_bytes_total_known IN (0, 1)),
         CHECK (IFNULL(CASE WHEN status = 'running'
           THEN exit_code IS NULL AND output_truncated IS NULL AND output_bytes_total IS NULL
             AND ended_by IS NULL AND completed_at IS NULL AND generation IS NULL AND output IS NULL

@@ -27,6 +27,7 @@ import {
   untakenNote,
 } from "../../agent/model-texts";
 import { DEFAULT_SYSTEM } from "../../agent/turn-engine";
+import { foreignSignalNote } from "../../runner/src/ending";
 import {
   completionEnvelope,
   providerMessage,
@@ -121,6 +122,16 @@ async function producedTexts(): Promise<string[]> {
     outcomeLine({ ...facts, status: "lost", exitCode: null, endedBy: "heartbeat_timeout" }),
     outcomeLine({ ...facts, status: "failed", exitCode: null }),
     outcomeLine({ ...facts, status: "completed", exitCode: 0, outputTruncated: true }),
+    outcomeLine({ ...facts, status: "completed", exitCode: 0, endedBy: "kill_request" }),
+    outcomeLine({ ...facts, status: "completed", exitCode: 0, endedBy: "memory_limit" }),
+    outcomeLine({
+      ...facts,
+      status: "completed",
+      exitCode: 1,
+      outputTruncated: true,
+      outputBytesTotal: null,
+    }),
+    foreignSignalNote("SIGKILL"),
     lostNote("runner_shutdown"),
     lostNote("heartbeat_timeout"),
     RUNNER_FORGOT_NOTE,

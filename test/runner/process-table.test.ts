@@ -98,7 +98,8 @@ describe("runner process table (real processes)", () => {
     expect(completion.output).toContain(
       "[exec-inbox-runner] killed by SIGKILL, a signal the runner did not send",
     );
-    expect(completion.output_bytes_total).toBe(Buffer.byteLength(completion.output));
+    // The runner's line is not counted: output_bytes_total is what the command wrote.
+    expect(completion.output_bytes_total).toBe(Buffer.byteLength("started\n"));
   });
 
   it("a command's own exit and a kill the model asked for name no foreign signal", async () => {

@@ -98,6 +98,10 @@ describe("output_bytes_total must agree with the output", () => {
       "smaller than a truncated output beyond the cut-marker allowance",
       done("x".repeat(1000), { output_truncated: true, output_bytes_total: 10 }),
     ],
+    [
+      "smaller than a killed output beyond the allowance for the runner's line",
+      { status: "killed", exit_code: null, output: "x".repeat(1000), output_bytes_total: 10 },
+    ],
   ])("a total %s gets 422 and the job stays running", async (_name, body) => {
     const { sid, token } = await job();
     const before = await api.view(sid);
@@ -126,6 +130,16 @@ describe("output_bytes_total must agree with the output", () => {
     [
       "larger than a truncated output",
       done("head…tail", { output_truncated: true, output_bytes_total: 1_000_000 }),
+    ],
+    [
+      "a little under a killed output that ends with the runner's line naming the signal",
+      {
+        status: "killed",
+        exit_code: null,
+        output:
+          "started\n\n[exec-inbox-runner] killed by SIGKILL, a signal the runner did not send\n",
+        output_bytes_total: 8,
+      },
     ],
     [
       "a little under a truncated output that carries a cut marker",

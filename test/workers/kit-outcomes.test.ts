@@ -1,5 +1,6 @@
 // The kits' write_stdin for a finished job the runner no longer knows: answered from the result
-// exec-inbox kept, led by its outcome line, so a killed or lost command never reads as an exit.
+// exec-inbox kept, led by its outcome line, so a killed or lost command never reads as an exit,
+// an exit a kill request brought about says so, and no byte count is stated that is not known.
 // The stand-in runner (FAKE_RUNNER) answers 404 for a handle it never started.
 import { env } from "cloudflare:workers";
 import { execTools } from "@exec-inbox/ai-sdk/exec-tools";
@@ -30,7 +31,8 @@ async function pulledByTheKit(sid: string, completion: Record<string, unknown>) 
 
 describe("the kit's write_stdin from the stored result", () => {
   it("a command killed at its wall time reads as killed, even when the runner sent exit code 0 with it", async () => {
-    const answer = await pulledByTheKit(api.uniqueId("kit-killed"), {
+    const sid = api.uniqueId("kit-killed");
+    const answer = await pulledByTheKit(sid, {
       status: "killed",
       exit_code: 0,
       output: "partial",
@@ -39,6 +41,46 @@ describe("the kit's write_stdin from the stored result", () => {
     expect(Object.keys(answer)[0]).toBe("outcome");
     expect(answer).toMatchObject({ outcome: "killed (runner_timeout)", status: "killed" });
     expect(String(answer.outcome)).not.toMatch(/exit/);
+    // No exit code beside the killed outcome; the stored job keeps what the runner sent.
+    expect(answer.exit_code).toBe(null);
+    const job = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs/gone-1`)).body;
+    expect(job).toMatchObject({ status: "killed", exit_code: 0 });
+  });
+
+  it("a command a kill request ended, sent as completed with exit code 0, says the kill request brought its exit about", async () => {
+    const sid = api.uniqueId("kit-kill-request-zero");
+    const answer = await pulledByTheKit(sid, {
+      status: "completed",
+      exit_code: 0,
+      output: "bye",
+      ended_by: "kill_request",
+    });
+    expect(answer).toMatchObject({
+      outcome: "exited with code 0 after a kill request (kill_request)",
+      exit_code: 0,
+    });
+    const claimed = await api.claim(sid);
+    expect(String(claimed.body.claims[0].provider_message.content).split("\n")[0]).toBe(
+      `[runtime] Background command session_id="gone-1": exited with code 0 after a kill request (kill_request).`,
+    );
+  });
+
+  it("a cut output from a runner that sent no output_bytes_total says only that it was cut, in the kit and the runtime message", async () => {
+    const sid = api.uniqueId("kit-cut-no-total");
+    const answer = await pulledByTheKit(sid, {
+      status: "completed",
+      exit_code: 2,
+      output: "head…[999000 bytes omitted]…tail",
+      output_truncated: true,
+    });
+    expect(answer.outcome).toBe("exited with code 2; output cut");
+    const claimed = await api.claim(sid);
+    expect(String(claimed.body.claims[0].provider_message.content).split("\n")[0]).toBe(
+      `[runtime] Background command session_id="gone-1": exited with code 2; output cut.`,
+    );
+    // The job keeps the cut output's size, marked as not the command's total.
+    const job = (await api.call("GET", `/v1/sessions/${sid}/exec-jobs/gone-1`)).body;
+    expect(job).toMatchObject({ output_truncated: true, output_bytes_total_known: false });
   });
 
   it("a lost command reads as outcome unknown, with the note that says so", async () => {
@@ -55,7 +97,8 @@ describe("the kit's write_stdin from the stored result", () => {
   });
 
   it("a cut output's outcome gives the bytes it had in total", async () => {
-    const answer = await pulledByTheKit(api.uniqueId("kit-cut"), {
+    const sid = api.uniqueId("kit-cut");
+    const answer = await pulledByTheKit(sid, {
       status: "completed",
       exit_code: 2,
       output: "head…[999000 bytes omitted]…tail",
@@ -63,5 +106,9 @@ describe("the kit's write_stdin from the stored result", () => {
       output_bytes_total: 1_000_000,
     });
     expect(answer.outcome).toBe("exited with code 2; output cut, 1000000 bytes in total");
+    expect((await api.call("GET", `/v1/sessions/${sid}/exec-jobs/gone-1`)).body).toMatchObject({
+      output_bytes_total: 1_000_000,
+      output_bytes_total_known: true,
+    });
   });
 });

@@ -158,6 +158,23 @@ describe("write_stdin", () => {
     expect(result.isError).toBe(true);
   });
 
+  it("a killed job the runner sent with exit code 0 shows the model no exit code", async () => {
+    const sid = await sessionWithRunner("mcp-killed-zero");
+    const handle = (await callTool(sid, "exec_command", { cmd: "sleep 5" })).structuredContent
+      .session_id;
+    const callback = await finishOnRunner(handle, { exit_code: null, output: "" });
+    await complete(sid, handle, callback.token, {
+      status: "killed",
+      exit_code: 0,
+      output: "partial",
+      ended_by: "runner_timeout",
+    });
+    const result = await callTool(sid, "write_stdin", { session_id: handle });
+    expect(result.content[0].text.split("\n")[0]).toBe("killed (runner_timeout)");
+    expect(result.structuredContent).toMatchObject({ status: "killed", exit_code: null });
+    expect(result.isError).toBe(true);
+  });
+
   it("a running job is polled on the runner", async () => {
     const sid = await sessionWithRunner("mcp-poll");
     const handle = (await callTool(sid, "exec_command", { cmd: "sleep 5" })).structuredContent

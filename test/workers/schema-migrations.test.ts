@@ -111,4 +111,25 @@ describe("a session's schema", () => {
       expect(sql.exec("SELECT content FROM messages").toArray()).toEqual([{ content: '"kept"' }]);
     });
   });
+
+  it("a finished job stored before output_bytes_total_known existed keeps its row and reads its total as known", async () => {
+    await inFreshObject("before-total-known", (sql) => {
+      migrate(
+        sql,
+        MIGRATIONS.filter((migration) => migration.id < 16),
+      );
+      sql.exec(
+        `INSERT INTO jobs (seq, handle, command, lifetime, reserved_at, callback_token, status,
+           exit_code, output_truncated, output_bytes_total, ended_by, completed_at, generation, output)
+         VALUES (1, 'h1', 'make', 'lt', 1, 't', 'completed', 0, 1, 36, 'process', 2, 1, 'cut')`,
+      );
+      migrate(sql);
+      expect(
+        sql.exec("SELECT handle, output_bytes_total, output_bytes_total_known FROM jobs").toArray(),
+      ).toEqual([{ handle: "h1", output_bytes_total: 36, output_bytes_total_known: 1 }]);
+      expect(() =>
+        sql.exec("UPDATE jobs SET output_bytes_total_known = 2 WHERE handle = 'h1'"),
+      ).toThrow(/CHECK/);
+    });
+  });
 });

@@ -69,6 +69,7 @@ describe("service routes", () => {
         "lifetime",
         "output",
         "output_bytes_total",
+        "output_bytes_total_known",
         "output_truncated",
         "reserved_at",
         "status",

@@ -109,6 +109,10 @@ const jobFields = {
   exit_code: z.int().nullable(),
   output_truncated: z.boolean(),
   output_bytes_total: count,
+  output_bytes_total_known: z.boolean().meta({
+    description:
+      "False when the runner sent no output_bytes_total for a cut output: output_bytes_total is then only the cut output's own size, not what the command wrote.",
+  }),
   ended_by: z.enum([...ENDED_BY, ...SERVICE_ENDED_BY]).nullable(),
   reserved_at: timestamp,
   completed_at: timestamp.nullable(),

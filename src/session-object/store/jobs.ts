@@ -19,6 +19,8 @@ type JobRow = {
   output: string | null;
   output_truncated: number | null;
   output_bytes_total: number | null;
+  /** Migration 16: 0 when the runner sent no total for a cut output. */
+  output_bytes_total_known: number;
   ended_by: string | null;
   completed_at: number | null;
   generation: number | null;
@@ -39,7 +41,7 @@ type JobRow = {
 };
 
 const JOB_COLUMNS = `seq, handle, command, lifetime, reserved_at, callback_token, status, exit_code,
-  output_truncated, output_bytes_total, ended_by, completed_at, generation, heartbeat_timeout_ms,
+  output_truncated, output_bytes_total, output_bytes_total_known, ended_by, completed_at, generation, heartbeat_timeout_ms,
   last_heartbeat_at, deadline_at, grace_for, cancel_requested, progress_at, progress_bytes,
   progress_tail, o.uploaded_bytes, o.bytes AS full_output_bytes, o.sha256 AS full_output_sha256`;
 /** The full output's reference sits beside the job (migration 8), joined where a job is read. */
@@ -98,6 +100,7 @@ export function jobFromRow(row: JobRow): Job {
       output: row.output ?? "",
       outputTruncated: row.output_truncated === 1,
       outputBytesTotal: row.output_bytes_total ?? 0,
+      ...(row.output_bytes_total_known === 0 ? { outputBytesTotalKnown: false } : {}),
       endedBy: row.ended_by as JobResult["endedBy"],
       ...(row.full_output_bytes === null || row.full_output_sha256 === null
         ? {}
@@ -233,13 +236,14 @@ export const JOB_WRITERS: Writers<
     // The first result wins in storage too: a row that has one is never rewritten.
     sql.exec(
       `UPDATE jobs SET status = ?, exit_code = ?, output_truncated = ?, output_bytes_total = ?,
-         ended_by = ?, completed_at = ?, generation = ?, output = ?, deadline_at = NULL,
+         output_bytes_total_known = ?, ended_by = ?, completed_at = ?, generation = ?, output = ?, deadline_at = NULL,
          progress_at = NULL, progress_bytes = NULL, progress_tail = NULL
        WHERE handle = ? AND status = 'running'`,
       job.result.status,
       job.result.exitCode,
       job.result.outputTruncated ? 1 : 0,
       job.result.outputBytesTotal,
+      job.result.outputBytesTotalKnown === false ? 0 : 1,
       job.result.endedBy,
       job.completedAt,
       job.generation,
