@@ -352,6 +352,7 @@ describe("the published OpenAPI document, against the real wrangler dev", () => 
         exit_code: null,
         output_truncated: false,
         output_bytes_total: 0,
+        output_bytes_total_known: true,
         ended_by: null,
         full_output: null,
         reserved_at: "2026-01-01T00:00:00.000Z",
