@@ -1,0 +1,101 @@
+// Failing tests for bugs a review of the MCP endpoint found: a runner id named again (a replaced
+// sandbox) read as a new running command with an old result or stopped as a conflict, and a
+// notification that runs a command through the tasks extension.
+import { describe, expect, it } from "vitest";
+import { call, complete, createSession, uniqueId } from "../support/api";
+import { callTool, postMcp, rpc, runnerJobs } from "../support/mcp";
+
+const TOKEN = "review-runner-token";
+
+const jobsOf = async (sid: string): Promise<any[]> =>
+  (await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs;
+
+/** A background command of `sid` on a runner that names every command `handle`, ended by `exit`. */
+async function finishedOnReusingRunner(sid: string, handle: string, cmd: string, exit: number) {
+  const first = await callTool(sid, "exec_command", { cmd, yield_time_ms: 250 });
+  expect(first.structuredContent.session_id).toBe(handle);
+  const [job] = await runnerJobs(sid);
+  const done = await complete(sid, handle, job.callback.token, {
+    status: "completed",
+    exit_code: exit,
+    output: "old failure: 3 tests failed\n",
+  });
+  expect(done.status).toBe(202);
+}
+
+describe("a runner that names a session ID a job of this session already holds", () => {
+  it("a command whose runner ID a finished job holds is never promised as running nor answered with the old result", async () => {
+    const sid = uniqueId("review-reuse");
+    const handle = "1001";
+    await createSession(sid, {
+      runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN },
+    });
+    await finishedOnReusingRunner(sid, handle, "npm test", 1);
+
+    // The sandbox was replaced: its process ids start again, and the same command gets 1001.
+    const second = await callTool(sid, "exec_command", { cmd: "npm test", yield_time_ms: 250 });
+    const poll = await callTool(sid, "write_stdin", { session_id: handle });
+    // The model must not be told a new command runs while its session ID reads the old result.
+    expect(second.content[0].text).not.toContain(`Process running with session ID ${handle}`);
+    expect(poll.content[0].text).not.toContain("old failure");
+  });
+
+  it("a task-augmented call whose runner ID a finished job holds never completes with that job's result", async () => {
+    const sid = uniqueId("review-reuse-task");
+    const handle = "1001";
+    await createSession(sid, {
+      runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN },
+    });
+    await finishedOnReusingRunner(sid, handle, "npm test", 1);
+
+    const created = await rpc(sid, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "npm test", yield_time_ms: 250 },
+      task: { ttl: 60_000 },
+    });
+    const taskId = created.body.result.task.taskId;
+    const result = await rpc(sid, "tasks/result", { taskId });
+    expect(JSON.stringify(result.body)).not.toContain("old failure");
+  });
+
+  it("after the runner is replaced, a new command whose ID an earlier job of the session holds is tracked, not stopped", async () => {
+    const sid = uniqueId("review-replaced");
+    const handle = "1001";
+    await createSession(sid, {
+      runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN },
+    });
+    await finishedOnReusingRunner(sid, handle, "npm test", 0);
+    // A new sandbox (PUT …/runner) starts its ids again: its first command is 1001 too.
+    const put = await call("PUT", `/v1/sessions/${sid}/runner`, {
+      body: { url: `http://runner.test/reuse/${handle}`, token: "new-sandbox-token" },
+    });
+    expect(put.status).toBe(200);
+    const next = await callTool(sid, "exec_command", { cmd: "npm run build", yield_time_ms: 250 });
+    expect(next.isError, next.content[0].text).not.toBe(true);
+    expect(await jobsOf(sid)).toHaveLength(2);
+  });
+});
+
+describe("a notification through the tasks extension", () => {
+  it("a tools/call without an id (a notification) that declares the tasks extension runs nothing and stores nothing", async () => {
+    const sid = uniqueId("review-ext-notify");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    const answer = await postMcp(sid, {
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: {
+        name: "exec_command",
+        arguments: { cmd: "sleep 100", yield_time_ms: 250 },
+        _meta: {
+          "io.modelcontextprotocol/clientCapabilities": {
+            extensions: { "io.modelcontextprotocol/tasks": {} },
+          },
+        },
+      },
+    });
+    // As the plain path answers a notification: 202, nothing run.
+    expect(answer.status).toBe(202);
+    expect(await runnerJobs(sid)).toEqual([]);
+    expect(await jobsOf(sid)).toEqual([]);
+  });
+});
