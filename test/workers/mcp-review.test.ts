@@ -1,6 +1,7 @@
 // Failing tests for bugs a review of the MCP endpoint found: a runner id named again (a replaced
-// sandbox) read as a new running command with an old result or stopped as a conflict, and a
-// notification that runs a command through the tasks extension.
+// sandbox) read as a new running command with an old result or stopped as a conflict, a
+// notification that runs a command through the tasks extension, and an old job's handle sent to
+// a replaced runner, where it names another session's process.
 import { describe, expect, it } from "vitest";
 import { call, complete, createSession, uniqueId } from "../support/api";
 import { callTool, postMcp, rpc, runnerJobs } from "../support/mcp";
@@ -97,5 +98,40 @@ describe("a notification through the tasks extension", () => {
     expect(answer.status).toBe(202);
     expect(await runnerJobs(sid)).toEqual([]);
     expect(await jobsOf(sid)).toEqual([]);
+  });
+});
+
+describe("a handle forwarded to a runner that does not hold it", () => {
+  it("after the runner is replaced by one another session uses, write_stdin and tasks/cancel of an old running job never reach that session's process", async () => {
+    const handle = "2001";
+    const a = uniqueId("review-shared-a");
+    const b = uniqueId("review-shared-b");
+    // Session a's command runs in its first sandbox as 2001, and is still running for the service.
+    await createSession(a, { runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN } });
+    const created = await rpc(a, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "sleep 1000", yield_time_ms: 250 },
+      task: { ttl: 60_000 },
+    });
+    const taskId = created.body.result.task.taskId;
+    // That sandbox is replaced by a runner session b uses too, where 2001 is b's command.
+    const shared = { url: `http://runner.test/reuse/${handle}`, token: "shared-runner-token" };
+    await createSession(b, { runner: shared });
+    expect((await call("PUT", `/v1/sessions/${a}/runner`, { body: shared })).status).toBe(200);
+    const started = await callTool(b, "exec_command", {
+      cmd: "print-b-secrets",
+      yield_time_ms: 250,
+    });
+    expect(started.structuredContent.session_id).toBe(handle);
+    await fetch(`http://runner.test/_finish/${handle}`, {
+      method: "POST",
+      body: JSON.stringify({ exit_code: 0, output: "b's secret output\n" }),
+    });
+
+    const poll = await callTool(a, "write_stdin", { session_id: handle, chars: "rm -rf .\n" });
+    expect.soft(poll.content[0].text).not.toContain("b's secret output");
+    await rpc(a, "tasks/cancel", { taskId });
+    const [bJob] = await runnerJobs(b);
+    expect.soft(bJob.killed).toBe(false);
   });
 });
