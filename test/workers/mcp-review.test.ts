@@ -1,9 +1,10 @@
 // Failing tests for bugs a review of the MCP endpoint found: a runner id named again (a replaced
 // sandbox) read as a new running command with an old result or stopped as a conflict, a
-// notification that runs a command through the tasks extension, and an old job's handle sent to
-// a replaced runner, where it names another session's process.
+// notification that runs a command through the tasks extension, an old job's handle sent to a
+// replaced runner, where it names another session's process, and a running job's task deleted.
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, complete, createSession, uniqueId } from "../support/api";
+import { call, complete, createSession, stubOf, uniqueId } from "../support/api";
 import { callTool, postMcp, rpc, runnerJobs } from "../support/mcp";
 
 const TOKEN = "review-runner-token";
@@ -133,5 +134,33 @@ describe("a handle forwarded to a runner that does not hold it", () => {
     await rpc(a, "tasks/cancel", { taskId });
     const [bJob] = await runnerJobs(b);
     expect.soft(bJob.killed).toBe(false);
+  });
+});
+
+describe("a task lasts as long as its job", () => {
+  it("the task of a command still running a day after it started stays readable when the next task is made", async () => {
+    const sid = uniqueId("review-task-ttl");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    const long = await rpc(sid, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "make world", yield_time_ms: 250 },
+      task: { ttl: 60_000 },
+    });
+    const taskId = long.body.result.task.taskId;
+    // A day and an hour pass for the task and its job (JOB_RETENTION_MS is a day); it still runs.
+    const dayAndHour = 25 * 60 * 60 * 1000;
+    await runInDurableObject(stubOf(sid), (_, state) => {
+      state.storage.sql.exec("UPDATE mcp_tasks SET created_at = created_at - ?", dayAndHour);
+      state.storage.sql.exec("UPDATE jobs SET reserved_at = reserved_at - ?", dayAndHour);
+    });
+    expect((await jobsOf(sid))[0].status).toBe("running");
+    await rpc(sid, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "quick:next" },
+      task: { ttl: 60_000 },
+    });
+    const got = await rpc(sid, "tasks/get", { taskId });
+    expect(got.body.error, JSON.stringify(got.body)).toBeUndefined();
+    expect(got.body.result.status).toBe("working");
   });
 });
