@@ -1,7 +1,8 @@
 // Failing tests for bugs a review of the MCP endpoint found: a runner id named again (a replaced
 // sandbox) read as a new running command with an old result or stopped as a conflict, a
 // notification that runs a command through the tasks extension, an old job's handle sent to a
-// replaced runner, where it names another session's process, and a running job's task deleted.
+// replaced runner, where it names another session's process, a running job's task deleted, and
+// a fault of the session object after the command started answered as the client's to retry.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, complete, createSession, stubOf, uniqueId } from "../support/api";
@@ -162,5 +163,45 @@ describe("a task lasts as long as its job", () => {
     const got = await rpc(sid, "tasks/get", { taskId });
     expect(got.body.error, JSON.stringify(got.body)).toBeUndefined();
     expect(got.body.result.status).toBe("working");
+  });
+});
+
+describe("a session object that fails after the command started", () => {
+  /** Makes the session object's `method` fail, as an object restarting or over a limit does. */
+  const failing = (sid: string, method: string): Promise<void> =>
+    runInDurableObject(stubOf(sid) as DurableObjectStub, (instance: object) => {
+      Reflect.set(instance, method, undefined);
+    });
+
+  it("a task-augmented exec_command whose task cannot be stored is not answered as the client's invalid params while its command runs on", async () => {
+    const sid = uniqueId("review-task-fault");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    await failing(sid, "createTask");
+    const answer = await rpc(sid, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "deploy --prod", yield_time_ms: 250 },
+      task: { ttl: 60_000 },
+    });
+    // The job is reserved and armed: the fault is the service's, never the client's params.
+    expect(answer.body.error?.code, JSON.stringify(answer.body)).not.toBe(-32602);
+  });
+
+  it("an exec_command whose job cannot be reserved never tells the model to call again while its command runs on", async () => {
+    const sid = uniqueId("review-reserve-fault");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    await failing(sid, "reserveJob");
+    const result = await callTool(sid, "exec_command", {
+      cmd: "deploy --prod",
+      yield_time_ms: 250,
+    });
+    const [job] = await runnerJobs(sid);
+    // Called again, the model would start the command a second time beside the untracked one.
+    expect({
+      saysCallAgain: result.content[0].text.includes("call again"),
+      killed: job.killed,
+    }).not.toEqual({
+      saysCallAgain: true,
+      killed: false,
+    });
   });
 });
