@@ -2,7 +2,8 @@
 // sandbox) read as a new running command with an old result or stopped as a conflict, a
 // notification that runs a command through the tasks extension, an old job's handle sent to a
 // replaced runner, where it names another session's process, a running job's task deleted, and
-// a fault of the session object after the command started answered as the client's to retry.
+// a fault of the session object after the command started answered as the client's to retry, and
+// params of the wrong type answered as an internal error.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, complete, createSession, stubOf, uniqueId } from "../support/api";
@@ -203,5 +204,16 @@ describe("a session object that fails after the command started", () => {
       saysCallAgain: true,
       killed: false,
     });
+  });
+});
+
+describe("params of the wrong type", () => {
+  it("a taskId or a tool name that is not a string is -32602 (invalid params), not an internal error", async () => {
+    const sid = uniqueId("review-param-types");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    const task = await rpc(sid, "tasks/get", { taskId: 5 });
+    expect(task.body.error.code, JSON.stringify(task.body)).toBe(-32602);
+    const tool = await rpc(sid, "tools/call", { name: 5, arguments: {} });
+    expect(tool.body.error.code, JSON.stringify(tool.body)).toBe(-32602);
   });
 });
