@@ -1,8 +1,8 @@
 // Failing tests for bugs a review of the MCP endpoint found: a runner id named again (a replaced
 // sandbox) read as a new running command with an old result or stopped as a conflict, a
 // notification that runs a command through the tasks extension, an old job's handle sent to a
-// replaced runner, where it names another session's process, a running job's task deleted, and
-// a fault of the session object after the command started answered as the client's to retry, and
+// replaced runner, where it names another session's process, a running job's task deleted, a
+// fault of the session object after the command started answered as the client's to retry, and
 // params of the wrong type answered as an internal error.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
