@@ -47,16 +47,24 @@ const json = (body, status = 200) => Response.json(body, { status });
 
 export default {
   async fetch(request) {
-    const url = new URL(request.url);
-    const parts = url.pathname.split("/").filter(Boolean);
+    let url = new URL(request.url);
+    let parts = url.pathname.split("/").filter(Boolean);
     if (parts[0] === "hostile") return hostile(parts[1]);
+    // Under `/reuse/<handle>` the runner names every background command <handle>, as a replaced
+    // sandbox whose process ids start again does.
+    let reuse = null;
+    if (parts[0] === "reuse") {
+      reuse = decodeURIComponent(parts[1]);
+      url = new URL(`/${parts.slice(2).join("/")}`, url);
+      parts = parts.slice(2);
+    }
     if (url.pathname === "/v1/exec_command") {
       const input = await request.json();
       if (typeof input.cmd === "string" && input.cmd.startsWith("quick:")) {
         return json({ exit_code: 0, output: input.cmd.slice("quick:".length), wall_time_ms: 1 });
       }
       started += 1;
-      const handle = `bg-${Date.now().toString(36)}-${started}`;
+      const handle = reuse ?? `bg-${Date.now().toString(36)}-${started}`;
       jobs.set(handle, {
         workspace: input.workspace,
         cmd: input.cmd,
