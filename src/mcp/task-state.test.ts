@@ -32,6 +32,7 @@ const record = (extra: Partial<TaskRecord> = {}): TaskRecord => ({
   cancelledAt: null,
   job: running,
   ttlMs: 86_400_000,
+  runnerId: "h1",
   ...extra,
 });
 

@@ -61,10 +61,11 @@ export class SessionTaskStore implements TaskStore {
     if (status !== "cancelled") return;
     const cancelled = await this.door.cancelTask({ taskId });
     if (!cancelled.ok) throw unknownTask(taskId);
-    const { handle, job } = cancelled.value;
-    // Best effort: the heartbeat's cancel_requested reaches the runner anyway.
-    if (handle !== null && job?.status === "running" && this.runner !== null) {
-      await this.runner.kill(handle);
+    const { runnerId, job } = cancelled.value;
+    // Best effort: the heartbeat's cancel_requested reaches the runner anyway. A job a replaced
+    // runner started is never killed on the new one, where its id may name another command.
+    if (runnerId !== null && job?.status === "running" && this.runner !== null) {
+      await this.runner.kill(runnerId);
     }
   }
 

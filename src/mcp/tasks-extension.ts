@@ -105,7 +105,8 @@ async function cancelled(ctx: ToolContext & { door: SessionDoors }, taskId: stri
   const found = await ctx.door.taskRecord({ taskId });
   if (!found.ok || statusOf(found.value) !== "working") return found;
   const done = await ctx.door.cancelTask({ taskId });
-  const handle = done.ok ? done.value.handle : null;
-  if (handle !== null && ctx.runner !== null) await ctx.runner.kill(handle);
+  // Only the runner that started the job is told: a replaced runner's id may name another command.
+  const runnerId = done.ok ? done.value.runnerId : null;
+  if (runnerId !== null && ctx.runner !== null) await ctx.runner.kill(runnerId);
   return done;
 }

@@ -1,9 +1,8 @@
-// Failing tests for bugs a review of the MCP endpoint found: a runner id named again (a replaced
-// sandbox) read as a new running command with an old result or stopped as a conflict, a
-// notification that runs a command through the tasks extension, an old job's handle sent to a
-// replaced runner, where it names another session's process, a running job's task deleted, a
-// fault of the session object after the command started answered as the client's to retry, and
-// params of the wrong type answered as an internal error.
+// The MCP endpoint where runner ids and faults could mislead: a runner id the session already
+// holds (a replaced sandbox numbers again) gets a handle of its own, a replaced runner is never
+// asked about the jobs of the one before, a notification through the tasks extension runs nothing,
+// a running job's task outlives a day, a fault of the session object after the command started
+// stops it and is the service's error, params of the wrong type are -32602.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, complete, createSession, stubOf, uniqueId } from "../support/api";
@@ -38,10 +37,14 @@ describe("a runner that names a session ID a job of this session already holds",
 
     // The sandbox was replaced: its process ids start again, and the same command gets 1001.
     const second = await callTool(sid, "exec_command", { cmd: "npm test", yield_time_ms: 250 });
-    const poll = await callTool(sid, "write_stdin", { session_id: handle });
-    // The model must not be told a new command runs while its session ID reads the old result.
-    expect(second.content[0].text).not.toContain(`Process running with session ID ${handle}`);
+    // The model must not be told a new command runs under the ID that reads the old result: the
+    // new job gets a handle of its own, and that handle reads the new command.
+    const told = second.structuredContent.session_id;
+    expect(told).not.toBe(handle);
+    expect(second.content[0].text).toContain(`Process running with session ID ${told}`);
+    const poll = await callTool(sid, "write_stdin", { session_id: told });
     expect(poll.content[0].text).not.toContain("old failure");
+    expect(poll.structuredContent.status).toBe("running");
   });
 
   it("a task-augmented call whose runner ID a finished job holds never completes with that job's result", async () => {
