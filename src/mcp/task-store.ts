@@ -70,7 +70,9 @@ export class SessionTaskStore implements TaskStore {
   }
 
   async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
-    const afterSeq = cursor === undefined ? 0 : Number(cursor);
+    // A cursor is the decimal seq this server gave: "1e3", " 7" or "0x10" are not.
+    const afterSeq =
+      cursor === undefined ? 0 : /^(0|[1-9][0-9]*)$/.test(cursor) ? Number(cursor) : -1;
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
       throw new McpError(ErrorCode.InvalidParams, "Invalid cursor");
     }

@@ -128,8 +128,11 @@ describe("a task follows its job", () => {
       [second, "completed"],
     ]);
     expect(listed.nextCursor).toBeUndefined();
-    const bad = await rpc(sid, "tasks/list", { cursor: "not-a-cursor" });
-    expect(bad.body.error.code).toBe(-32602);
+    for (const cursor of ["not-a-cursor", "1e3", " 1", "0x1", "01", "-1", "1.0"]) {
+      const bad = await rpc(sid, "tasks/list", { cursor });
+      expect(bad.body.error?.code, cursor).toBe(-32602);
+    }
+    expect((await rpc(sid, "tasks/list", { cursor: "1" })).body.result.tasks).toHaveLength(1);
   });
 });
 
