@@ -246,6 +246,21 @@ async function background(
   return { answer: backgroundAnswer(handle, output, ctx.willWake), handle, runnerId };
 }
 
+/**
+ * The message of a task that could not be stored (the session object failed): its command is
+ * stopped, since no client will ever read it, or said to be maybe running when it cannot be.
+ */
+export async function untrackedTask(ctx: ToolContext, started: Started): Promise<string> {
+  const base = "The task could not be stored";
+  if (started.handle === null || started.runnerId === null || ctx.runner === null) {
+    return `${base}; the command had already ended.`;
+  }
+  const killed = await ctx.runner.kill(started.runnerId);
+  return killed.ok
+    ? `${base}; its command (session ID ${started.handle}) was stopped.`
+    : `${base}, and its command could not be stopped: it may still be running as session ID ${started.handle}. Do not run it again blindly.`;
+}
+
 export async function writeStdin(ctx: ToolContext, args: WriteStdinArgs): Promise<ToolAnswer> {
   const handle = args.session_id;
   const unknown = toolError(`No command with session ID ${handle} belongs to this session.`);

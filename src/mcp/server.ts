@@ -22,6 +22,7 @@ import {
   type ToolAnswer,
   type ToolContext,
   toolError,
+  untrackedTask,
   writeStdin,
 } from "./exec-tools";
 import { storedAnswer, taskOf } from "./task-state";
@@ -123,9 +124,14 @@ export function mcpServer(
       }
     } catch (error) {
       if (error instanceof McpError) throw error;
-      // The session object could not serve (it is restarting, or over a limit): retryable.
+      // The session object could not serve (it is restarting, or over a limit). A poll is a read,
+      // retryable; a command may have been sent, so it is never said to be safe to run again.
       console.error(`MCP tool ${name} failed: ${error instanceof Error ? error.name : "error"}`);
-      return toolError("The session could not be reached just now; call again.");
+      return toolError(
+        name === "write_stdin"
+          ? "The session could not be reached just now; call again."
+          : "The session could not be reached just now: the command may be running. Do not run it again blindly.",
+      );
     }
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   });
@@ -175,17 +181,5 @@ async function taskFor(
     console.error(`MCP createTask failed: ${error instanceof Error ? error.name : "error"}`);
   }
   if (created?.ok) return { task: taskOf(created.value, Date.now()) };
-  throw new McpError(ErrorCode.InternalError, await untracked(ctx, started));
-}
-
-/** The message of a task that could not be stored: what became of its command. */
-async function untracked(ctx: ToolContext, started: Started): Promise<string> {
-  const base = "The task could not be stored";
-  if (started.handle === null || started.runnerId === null || ctx.runner === null) {
-    return `${base}; the command had already ended.`;
-  }
-  const killed = await ctx.runner.kill(started.runnerId);
-  return killed.ok
-    ? `${base}; its command (session ID ${started.handle}) was stopped.`
-    : `${base}, and its command could not be stopped: it may still be running as session ID ${started.handle}. Do not run it again blindly.`;
+  throw new McpError(ErrorCode.InternalError, await untrackedTask(ctx, started));
 }

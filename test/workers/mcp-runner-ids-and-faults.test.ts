@@ -188,6 +188,35 @@ describe("a session object that fails after the command started", () => {
     });
     // The job is reserved and armed: the fault is the service's, never the client's params.
     expect(answer.body.error?.code, JSON.stringify(answer.body)).not.toBe(-32602);
+    expect(answer.body.error.code).toBe(-32603);
+    // No client will ever read the task: its command is stopped, and the answer says so.
+    expect(answer.body.error.message).toContain("was stopped");
+    const [job] = await runnerJobs(sid);
+    expect(job.killed).toBe(true);
+  });
+
+  it("a call through the tasks extension whose task cannot be stored is -32603 and its command stopped", async () => {
+    const sid = uniqueId("review-ext-fault");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    await failing(sid, "createTask");
+    const answer = await postMcp(sid, {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: {
+        name: "exec_command",
+        arguments: { cmd: "deploy --prod", yield_time_ms: 250 },
+        _meta: {
+          "io.modelcontextprotocol/clientCapabilities": {
+            extensions: { "io.modelcontextprotocol/tasks": {} },
+          },
+        },
+      },
+    });
+    expect(answer.body.error.code, JSON.stringify(answer.body)).toBe(-32603);
+    expect(answer.body.error.message).toContain("was stopped");
+    const [job] = await runnerJobs(sid);
+    expect(job.killed).toBe(true);
   });
 
   it("an exec_command whose job cannot be reserved never tells the model to call again while its command runs on", async () => {
