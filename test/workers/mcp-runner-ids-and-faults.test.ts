@@ -3,9 +3,9 @@
 // asked about the jobs of the one before, a notification through the tasks extension runs nothing,
 // a running job's task outlives a day, a fault of the session object after the command started
 // stops it and is the service's error, params of the wrong type are -32602.
-import { runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, complete, createSession, stubOf, uniqueId } from "../support/api";
+import { call, complete, createSession, stubOf, uniqueId, until } from "../support/api";
 import { callTool, postMcp, rpc, runnerJobs } from "../support/mcp";
 
 const TOKEN = "review-runner-token";
@@ -167,6 +167,41 @@ describe("a task lasts as long as its job", () => {
     const got = await rpc(sid, "tasks/get", { taskId });
     expect(got.body.error, JSON.stringify(got.body)).toBeUndefined();
     expect(got.body.result.status).toBe("working");
+  });
+});
+
+describe("a purged job takes its MCP rows with it", () => {
+  it("a finished MCP job purged by retention leaves no task and no runner record behind", async () => {
+    const sid = uniqueId("review-purge");
+    const handle = "3001";
+    await createSession(sid, {
+      runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN },
+    });
+    const created = await rpc(sid, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "npm test", yield_time_ms: 250 },
+      task: { ttl: 60_000 },
+    });
+    const taskId = created.body.result.task.taskId;
+    const [job] = await runnerJobs(sid);
+    await complete(sid, handle, job.callback.token, {
+      status: "completed",
+      exit_code: 0,
+      output: "",
+    });
+    const rows = () =>
+      runInDurableObject(stubOf(sid), (_, state) => [
+        state.storage.sql.exec("SELECT handle FROM mcp_jobs").toArray().length,
+        state.storage.sql.exec("SELECT task_id FROM mcp_tasks").toArray().length,
+      ]);
+    expect(await rows()).toEqual([1, 1]);
+    // A retention period passes for the finished job; the restarted object's alarm purges it.
+    await runInDurableObject(stubOf(sid), (_, state) => {
+      state.storage.sql.exec("UPDATE jobs SET completed_at = ?", Date.now() - 25 * 60 * 60 * 1000);
+    });
+    await abortAllDurableObjects();
+    await until(async () => expect(await rows()).toEqual([0, 0]));
+    expect((await rpc(sid, "tasks/get", { taskId })).body.error.code).toBe(-32602);
   });
 });
 
