@@ -7,6 +7,7 @@ import {
   CancelTaskRequestSchema,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
+  InitializeRequestSchema,
   ListTasksRequestSchema,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -20,6 +21,7 @@ const INVALID_PARAMS = -32602;
 
 /** The methods whose params the SDK would parse with a zod dump as an internal error. */
 const PARAMS: Record<string, z.ZodType> = {
+  initialize: InitializeRequestSchema,
   "tools/call": CallToolRequestSchema,
   "tools/list": ListToolsRequestSchema,
   "tasks/get": GetTaskRequestSchema,

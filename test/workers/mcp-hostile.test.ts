@@ -70,12 +70,13 @@ describe("malformed and abusive JSON-RPC", () => {
     expect(await jobsOf(sid)).toEqual([]);
   });
 
-  it("params of the wrong type for tasks/list, tasks/result and tasks/cancel are -32602 naming the field", async () => {
+  it("params of the wrong type for initialize, tasks/list, tasks/result and tasks/cancel are -32602 naming the field", async () => {
     const sid = await sessionAt("mcp-badparams");
     for (const [method, params] of [
       ["tasks/list", { cursor: 5 }],
       ["tasks/result", { taskId: ["t"] }],
       ["tasks/cancel", {}],
+      ["initialize", { protocolVersion: 2025, capabilities: {}, clientInfo: {} }],
     ] as const) {
       const answer = await rpc(sid, method, params);
       expect(answer.body.error.code, method).toBe(-32602);
