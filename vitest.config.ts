@@ -21,6 +21,8 @@ const TEST_BINDINGS = {
   RESUME_MAX_ATTEMPTS: "4",
   // runner.test is the stand-in runner (FAKE_RUNNER); loopback lets a test name an unreachable one.
   RUNNER_URL_ALLOWLIST: "http://runner.test,http://127.0.0.1:*",
+  // tasks/result of a working task answers after this wait (30 s deployed): a test sees the cap.
+  MCP_RESULT_WAIT_MS: "1000",
   // WAKE_AGENT is bound below; NOT_BOUND is allowed but names no binding (a deployment's mistake).
   RESUME_BINDING_ALLOWLIST: "WAKE_AGENT,SHELL_AGENT_WAKE,NOT_BOUND",
   // globex has its own resume targets; every other tenant uses the globals above. `quota` has

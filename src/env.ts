@@ -11,6 +11,8 @@ export interface Env extends Cloudflare.Env {
   readonly PUBLIC_BASE_URL?: string;
   readonly AUDIT_MAX_EVENTS?: string;
   readonly AUDIT_RETENTION_MS?: string;
+  /** How long tasks/result waits for a working task, in ms (default 30000). */
+  readonly MCP_RESULT_WAIT_MS?: string;
   /** JSON text (`--var`) or a table (`[vars]`): per-tenant resume targets. */
   readonly TENANT_SETTINGS?: string | Record<string, unknown>;
 }

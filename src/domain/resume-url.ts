@@ -87,5 +87,19 @@ export function checkAllowedUrl(
 export const checkResumeUrl = (raw: string, allowlist: readonly string[]): AllowedUrlCheck =>
   checkAllowedUrl(raw, allowlist, { field: "resume_url", listName: "RESUME_URL_ALLOWLIST" });
 
-export const checkRunnerUrl = (raw: string, allowlist: readonly string[]): AllowedUrlCheck =>
-  checkAllowedUrl(raw, allowlist, { field: "runner.url", listName: "RUNNER_URL_ALLOWLIST" });
+/** A runner's base URL: allowed, and with no query or fragment (the API's paths are appended). */
+export function checkRunnerUrl(raw: string, allowlist: readonly string[]): AllowedUrlCheck {
+  const checked = checkAllowedUrl(raw, allowlist, {
+    field: "runner.url",
+    listName: "RUNNER_URL_ALLOWLIST",
+  });
+  // In the parsed form, `?` and `#` appear only as the query's and the fragment's delimiters.
+  if (checked.ok && (checked.url.includes("?") || checked.url.includes("#"))) {
+    return {
+      ok: false,
+      reason:
+        "runner.url must carry no query or fragment: the runner's API paths are appended to it",
+    };
+  }
+  return checked;
+}

@@ -8,58 +8,44 @@ import { type AppEnv, sessionStub } from "../http/context";
 import { callbackUrl } from "../http/jobs";
 import * as routes from "../http/routes/mcp";
 import { serve } from "../http/serve";
+import { acceptsStreamableHttp, admitted, jsonRpcError, PROTOCOL_VERSIONS } from "./admission";
 import { RunnerClient } from "./runner-client";
-import { mcpServer, type SessionDoors } from "./server";
-import { servedByExtension } from "./tasks-extension";
+import { mcpServer, type SessionDoors, TASK_RESULT_WAIT_MS } from "./server";
+import { declaresTasksExtension, servedByExtension } from "./tasks-extension";
 
-/** The protocol versions served, newest first: a client offering another is answered the newest. */
-export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"] as const;
+export { admitted, PROTOCOL_VERSIONS };
 
-const jsonRpcError = (status: number, code: number, message: string): Response =>
-  Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
-
-/** The message as the server takes it, or the answer that refuses it before any state is read. */
-export function admitted(
-  message: unknown,
-): { ok: true; message: unknown } | { ok: false; answer: Response } {
-  // One message per request: a batch would multiply a request's work past every per-request bound.
-  if (Array.isArray(message)) {
-    return {
-      ok: false,
-      answer: jsonRpcError(
-        400,
-        -32600,
-        "Invalid Request: batches are not served; send one JSON-RPC message per request",
-      ),
-    };
-  }
-  if (typeof message !== "object" || message === null) return { ok: true, message };
-  const record = message as Record<string, unknown>;
-  const params = record.params as Record<string, unknown> | undefined;
-  if (record.method !== "initialize" || typeof params !== "object" || params === null) {
-    return { ok: true, message };
-  }
-  const offered = params.protocolVersion;
-  if ((PROTOCOL_VERSIONS as readonly unknown[]).includes(offered)) return { ok: true, message };
-  // The SDK would echo any version it knows; this server answers only the two it speaks.
-  return {
-    ok: true,
-    message: { ...record, params: { ...params, protocolVersion: PROTOCOL_VERSIONS[0] } },
-  };
-}
+/** The bounded wait of tasks/result: MCP_RESULT_WAIT_MS when it is a positive integer. */
+const resultWaitMs = (raw: string | undefined): number => {
+  const ms = Number(raw);
+  return raw !== undefined && Number.isSafeInteger(ms) && ms > 0 ? ms : TASK_RESULT_WAIT_MS;
+};
 
 export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.mcp, async (c) => {
     const { sid } = c.req.valid("param");
     const checked = admitted(c.req.valid("json"));
     if (!checked.ok) return checked.answer;
+    const extended = declaresTasksExtension(checked.message);
+    // The extension answers without the transport: its checks come first, as the transport's do.
+    if (extended && !acceptsStreamableHttp(c.req.raw.headers)) {
+      return jsonRpcError(
+        406,
+        null,
+        -32000,
+        "Not Acceptable: Client must accept both application/json and text/event-stream",
+      );
+    }
+    // A notification (no id) gets no answer and runs nothing, whatever it declares.
+    if (extended && !("id" in (checked.message as object)))
+      return new Response(null, { status: 202 });
     const stub = sessionStub(c, sid);
     const session = await stub.toolContext();
     if (!session.ok) return problem(session.code, session.detail);
     const { runner, willWake } = session.value;
     const door: SessionDoors = {
       reserveJob: (cmd) => stub.reserveJob(cmd),
-      getJob: (cmd) => stub.getJob(cmd),
+      toolJob: (cmd) => stub.toolJob(cmd),
       createTask: (cmd) => stub.createTask(cmd),
       taskRecord: (cmd) => stub.taskRecord(cmd),
       taskRecords: (cmd) => stub.taskRecords(cmd),
@@ -69,13 +55,14 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
       door,
       sessionId: sid,
       runner: runner === null ? null : new RunnerClient(runner),
+      runnerSetAt: runner === null ? null : runner.setAt,
       willWake,
       callbackUrl: (handle: string, route: "completion" | "heartbeat") =>
         callbackUrl(c, sid, handle, route),
     };
     const extension = await servedByExtension(checked.message, c.req.raw.headers, context);
     if (extension !== null) return extension;
-    const server = mcpServer(context);
+    const server = mcpServer(context, resultWaitMs(c.env.MCP_RESULT_WAIT_MS));
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -20,11 +20,14 @@ export interface ToolAnswer {
 
 /** What the tools need of the session object (its RPC methods, over the stub). */
 export interface SessionDoor {
+  /** With `startedBy`, `handle` is the runner's id: the job takes it, or the first free `<id>:<n>`. */
   reserveJob(cmd: {
     handle: string;
     command: string;
+    startedBy?: { runnerSetAt: number };
   }): Promise<Result<{ job: JobView; token: string; created: boolean }>>;
-  getJob(cmd: { handle: string }): Promise<Result<JobView>>;
+  /** The job, and the runner's id of it when the current runner started it (else null). */
+  toolJob(cmd: { handle: string }): Promise<Result<{ job: JobView; runnerId: string | null }>>;
 }
 
 export interface ToolContext {
@@ -33,6 +36,8 @@ export interface ToolContext {
   readonly sessionId: string;
   /** null: the session names no runner. */
   readonly runner: RunnerClient | null;
+  /** When the current runner was set: which runner a job was started by. */
+  readonly runnerSetAt: number | null;
   readonly willWake: boolean;
   readonly callbackUrl: (handle: string, route: "completion" | "heartbeat") => string;
 }
@@ -62,6 +67,10 @@ const runnerSilence = (failure: RunnerFailure): string => {
       return `the runner refused the call (${failure.status}${failure.code === null ? "" : ` ${failure.code}`})`;
   }
 };
+
+/** Why a job's runner is not asked about it: the runner that started it was replaced. */
+export const RUNNER_REPLACED =
+  "the runner that started it was replaced, so it cannot be asked (its result still arrives if that runner reports it)";
 
 /** A command that outlived its yield, reserved and armed: the answer the model reads. */
 export function backgroundAnswer(handle: string, output: string, willWake: boolean): ToolAnswer {
@@ -133,16 +142,20 @@ function exitedAnswer(
 export const execCommand = async (ctx: ToolContext, args: ExecCommandArgs): Promise<ToolAnswer> =>
   (await startCommand(ctx, args)).answer;
 
-/** A started command: the answer, and the handle of its job when it went to the background. */
-interface Started {
+/**
+ * A started command: the answer, and when it went to the background the handle of its job and
+ * the runner's id of it (they differ when the session already held that id).
+ */
+export interface Started {
   readonly answer: ToolAnswer;
   readonly handle: string | null;
+  readonly runnerId: string | null;
 }
 
-const answered = (answer: ToolAnswer): Started => ({ answer, handle: null });
+const answered = (answer: ToolAnswer): Started => ({ answer, handle: null, runnerId: null });
 
 export async function startCommand(ctx: ToolContext, args: ExecCommandArgs): Promise<Started> {
-  if (ctx.runner === null) return answered(toolError(NO_RUNNER));
+  if (ctx.runner === null || ctx.runnerSetAt === null) return answered(toolError(NO_RUNNER));
   const started = await ctx.runner.execCommand({
     cmd: args.cmd,
     workspace: ctx.sessionId,
@@ -151,74 +164,123 @@ export async function startCommand(ctx: ToolContext, args: ExecCommandArgs): Pro
     max_output_tokens: args.max_output_tokens,
   });
   if (!started.ok) {
-    return answered(toolError(`The command may not have started: ${runnerSilence(started)}.`));
-  }
-  const answer = started.value;
-  if (answer.exit_code !== undefined) return answered(exitedAnswer(answer, null));
-  const handle = answer.session_id;
-  if (handle === undefined || !ID_PATTERN.test(handle)) {
+    // Only a refusal is an answer before the command ran; past sending it, it may have started.
     return answered(
       toolError(
-        "The command may have started, but the runner's answer named no usable session ID.",
+        started.reason === "refused"
+          ? `The command did not start: ${runnerSilence(started)}.`
+          : `The command may be running: ${runnerSilence(started)}. Do not run it again blindly: check its effects in the workspace first.`,
       ),
     );
   }
-  return background(ctx, ctx.runner, args.cmd, handle, answer.output);
+  const answer = started.value;
+  if (answer.exit_code !== undefined) return answered(exitedAnswer(answer, null));
+  const runnerId = answer.session_id;
+  if (runnerId === undefined || !ID_PATTERN.test(runnerId)) {
+    return answered(
+      toolError(
+        "The command may be running, but the runner's answer named no usable session ID. Do not run it again blindly: check its effects in the workspace first.",
+      ),
+    );
+  }
+  return background(ctx, ctx.runner, ctx.runnerSetAt, args.cmd, runnerId, answer.output);
+}
+
+/** What the model is told of a command stopped because the service could not track it. */
+async function stopped(runner: RunnerClient, runnerId: string, why: string): Promise<ToolAnswer> {
+  const killed = await runner.kill(runnerId);
+  return toolError(
+    killed.ok
+      ? `The command went to the background but ${why}; it was stopped.`
+      : `The command went to the background but ${why}, and ${runnerSilence(killed)} when asked to stop it: it may still be running under the runner's session ID ${runnerId}. Do not run it again blindly.`,
+  );
 }
 
 /**
  * Reserves the job and arms the runner's callback, in that order, before any answer: a command the
- * service cannot report is stopped and said, never promised.
+ * service cannot report is stopped and said, never promised. The runner is asked once per call,
+ * so its id is never a retry of a job the session holds: such a job gets a handle of its own.
  */
 async function background(
   ctx: ToolContext,
   runner: RunnerClient,
+  runnerSetAt: number,
   command: string,
-  handle: string,
+  runnerId: string,
   output: string,
 ): Promise<Started> {
-  const reserved = await ctx.door.reserveJob({ handle, command });
+  let reserved: Awaited<ReturnType<SessionDoor["reserveJob"]>>;
+  try {
+    reserved = await ctx.door.reserveJob({
+      handle: runnerId,
+      command,
+      startedBy: { runnerSetAt },
+    });
+  } catch (error) {
+    // The session object could not serve (restarting, over a limit): the command must not run on.
+    console.error(`MCP reserve failed: ${error instanceof Error ? error.name : "error"}`);
+    return answered(await stopped(runner, runnerId, "the session could not track it just now"));
+  }
   if (!reserved.ok) {
-    await runner.kill(handle);
     return answered(
-      toolError(
-        `The command went to the background but could not be tracked (${reserved.code}: ${reserved.detail}); it was stopped.`,
+      await stopped(
+        runner,
+        runnerId,
+        `could not be tracked (${reserved.code}: ${reserved.detail})`,
       ),
     );
   }
-  const armed = await runner.armCallback(handle, {
+  const handle = reserved.value.job.handle;
+  const armed = await runner.armCallback(runnerId, {
     url: ctx.callbackUrl(handle, "completion"),
     token: reserved.value.token,
     heartbeat_url: ctx.callbackUrl(handle, "heartbeat"),
     heartbeat_timeout_ms: reserved.value.job.heartbeat_timeout_ms,
   });
   if (!armed.ok) {
-    await runner.kill(handle);
+    await runner.kill(runnerId);
     return answered(
       toolError(
         `The command went to the background but ${runnerSilence(armed)} when asked to report its end; it was asked to stop. Check with write_stdin(session_id="${handle}").`,
       ),
     );
   }
-  return { answer: backgroundAnswer(handle, output, ctx.willWake), handle };
+  return { answer: backgroundAnswer(handle, output, ctx.willWake), handle, runnerId };
+}
+
+/**
+ * The message of a task that could not be stored (the session object failed): its command is
+ * stopped, since no client will ever read it, or said to be maybe running when it cannot be.
+ */
+export async function untrackedTask(ctx: ToolContext, started: Started): Promise<string> {
+  const base = "The task could not be stored";
+  if (started.handle === null || started.runnerId === null || ctx.runner === null) {
+    return `${base}; the command had already ended.`;
+  }
+  const killed = await ctx.runner.kill(started.runnerId);
+  return killed.ok
+    ? `${base}; its command (session ID ${started.handle}) was stopped.`
+    : `${base}, and its command could not be stopped: it may still be running as session ID ${started.handle}. Do not run it again blindly.`;
 }
 
 export async function writeStdin(ctx: ToolContext, args: WriteStdinArgs): Promise<ToolAnswer> {
   const handle = args.session_id;
   const unknown = toolError(`No command with session ID ${handle} belongs to this session.`);
   if (!ID_PATTERN.test(handle)) return unknown;
-  const found = await ctx.door.getJob({ handle });
+  const found = await ctx.door.toolJob({ handle });
   if (!found.ok) {
     return found.code === "job_expired"
       ? toolError(`The result of session ID ${handle} is no longer kept.`)
       : unknown;
   }
-  const job = found.value;
+  const { job, runnerId } = found.value;
   // The stored result stands: the runner is not asked, and may be gone.
   if (job.status !== "running") return finishedAnswer({ ...job, status: job.status });
   if (ctx.runner === null) return progressAnswer(job, "this session names no runner now");
+  // A replaced runner's ids may name another command, even another session's: never asked.
+  if (runnerId === null) return progressAnswer(job, RUNNER_REPLACED);
   const polled = await ctx.runner.writeStdin({
-    session_id: handle,
+    session_id: runnerId,
     chars: args.chars,
     yield_time_ms: args.yield_time_ms,
     max_output_tokens: args.max_output_tokens,

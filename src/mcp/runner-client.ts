@@ -4,9 +4,14 @@
 
 import { z } from "zod";
 import { readCapped } from "../../shared/capped-read";
+import { outputBudget } from "../../shared/output-budget";
+import { MAX_OUTPUT_TOKENS } from "./tool-inputs";
 
-/** The most of a runner's answer read: its outputs are cut well below this by max_output_tokens. */
-export const RUNNER_ANSWER_MAX_BYTES = 1024 * 1024;
+/**
+ * The most of a runner's answer read: the output of the largest max_output_tokens a tool takes,
+ * JSON-escaped at its worst (a control byte becomes six: `\u0000`), with room for the rest.
+ */
+export const RUNNER_ANSWER_MAX_BYTES = outputBudget(MAX_OUTPUT_TOKENS) * 6 + 64 * 1024;
 
 /** How long a call may take beyond the yield the runner waits by design. */
 export const RUNNER_CALL_MARGIN_MS = 10_000;

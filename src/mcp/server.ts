@@ -1,12 +1,15 @@
 // The MCP server of one request: the SDK's low-level Server with the session's tools. A new one
 // serves each request (stateless transport): everything that lasts lives in the session object.
 
+import { isTerminal } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetTaskPayloadRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { z } from "zod";
@@ -14,13 +17,15 @@ import type { Result } from "../domain/errors";
 import type { TaskRecord } from "../session-object/mcp-tasks";
 import { VERSION } from "../version";
 import {
+  type Started,
   startCommand,
   type ToolAnswer,
   type ToolContext,
   toolError,
+  untrackedTask,
   writeStdin,
 } from "./exec-tools";
-import { taskOf } from "./task-state";
+import { storedAnswer, taskOf } from "./task-state";
 import { SessionTaskStore, type TaskDoor } from "./task-store";
 import {
   EXEC_COMMAND_INPUT,
@@ -66,7 +71,17 @@ export type SessionDoors = ToolContext["door"] &
     createTask(cmd: { handle: string | null; result: string | null }): Promise<Result<TaskRecord>>;
   };
 
-export function mcpServer(ctx: ToolContext & { door: SessionDoors }): Server {
+/**
+ * How long tasks/result waits for a working task before it answers -32001 (request timeout), well
+ * inside the edge's ~100 s request limit: the client polls tasks/get and asks again.
+ */
+export const TASK_RESULT_WAIT_MS = 30_000;
+
+export function mcpServer(
+  ctx: ToolContext & { door: SessionDoors },
+  resultWaitMs: number = TASK_RESULT_WAIT_MS,
+): Server {
+  const taskStore = new SessionTaskStore(ctx.door, ctx.runner);
   const server = new Server(
     { name: SERVER_NAME, version: VERSION },
     {
@@ -75,12 +90,17 @@ export function mcpServer(ctx: ToolContext & { door: SessionDoors }): Server {
         tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
       },
       // The tasks live in the session object: the SDK serves tasks/* over them.
-      taskStore: new SessionTaskStore(ctx.door, ctx.runner),
+      taskStore,
       // Ajv compiles schemas with `new Function`, which Workers refuse.
       jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  // The SDK's tasks/result waits for a working task without end; this one waits a bounded time.
+  server.removeRequestHandler("tasks/result");
+  server.setRequestHandler(GetTaskPayloadRequestSchema, (request) =>
+    boundedResult(taskStore, request.params.taskId, resultWaitMs),
+  );
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: raw } = request.params;
     const asTask = request.params.task !== undefined;
@@ -96,7 +116,7 @@ export function mcpServer(ctx: ToolContext & { door: SessionDoors }): Server {
           return checked.answer;
         }
         const started = await startCommand(ctx, checked.args);
-        return asTask ? await taskFor(ctx.door, started) : started.answer;
+        return asTask ? await taskFor(ctx, started) : started.answer;
       }
       if (name === "write_stdin") {
         const checked = parsed(writeStdinArgs, raw);
@@ -104,28 +124,62 @@ export function mcpServer(ctx: ToolContext & { door: SessionDoors }): Server {
       }
     } catch (error) {
       if (error instanceof McpError) throw error;
-      // The session object could not serve (it is restarting, or over a limit): retryable.
+      // The session object could not serve (it is restarting, or over a limit). A poll is a read,
+      // retryable; a command may have been sent, so it is never said to be safe to run again.
       console.error(`MCP tool ${name} failed: ${error instanceof Error ? error.name : "error"}`);
-      return toolError("The session could not be reached just now; call again.");
+      return toolError(
+        name === "write_stdin"
+          ? "The session could not be reached just now; call again."
+          : "The session could not be reached just now: the command may be running. Do not run it again blindly.",
+      );
     }
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   });
   return server;
 }
 
+/** The task's result once it ends; past `waitMs` of waiting, -32001 for the client to ask again. */
+async function boundedResult(store: SessionTaskStore, taskId: string, waitMs: number) {
+  let waited = 0;
+  for (;;) {
+    const task = await store.getTask(taskId);
+    if (task === null) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+    if (isTerminal(task.status)) {
+      const result = await store.getTaskResult(taskId);
+      return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+    }
+    if (waited >= waitMs) {
+      throw new McpError(
+        ErrorCode.RequestTimeout,
+        `Task ${taskId} is still ${task.status}: poll tasks/get and call tasks/result again`,
+        { taskId, status: task.status },
+      );
+    }
+    const pause = Math.min(task.pollInterval ?? 1000, waitMs - waited);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    waited += pause;
+  }
+}
+
 /**
  * A task-augmented exec_command's answer, given once the job is reserved: the task follows the
- * job, or holds the answer of a command that needed no job.
+ * job, or holds the answer of a command that needed no job. A task that cannot be stored is the
+ * service's fault (-32603): its command is stopped first, since no client will ever read it.
  */
 async function taskFor(
-  door: SessionDoors,
-  started: { answer: ToolAnswer; handle: string | null },
+  ctx: ToolContext & { door: SessionDoors },
+  started: Started,
 ): Promise<{ task: ReturnType<typeof taskOf> }> {
-  const created = await door.createTask(
-    started.handle === null
-      ? { handle: null, result: JSON.stringify(started.answer) }
-      : { handle: started.handle, result: null },
-  );
-  if (!created.ok) throw new McpError(ErrorCode.InternalError, "the task could not be stored");
-  return { task: taskOf(created.value, Date.now()) };
+  let created: Awaited<ReturnType<SessionDoors["createTask"]>> | null = null;
+  try {
+    created = await ctx.door.createTask(
+      started.handle === null
+        ? { handle: null, result: storedAnswer(started.answer) }
+        : { handle: started.handle, result: null },
+    );
+  } catch (error) {
+    console.error(`MCP createTask failed: ${error instanceof Error ? error.name : "error"}`);
+  }
+  if (created?.ok) return { task: taskOf(created.value, Date.now()) };
+  throw new McpError(ErrorCode.InternalError, await untrackedTask(ctx, started));
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { TaskRecord } from "../session-object/mcp-tasks";
-import { pollIntervalFor, resultOf, taskOf } from "./task-state";
+import {
+  MAX_STORED_ANSWER_BYTES,
+  pollIntervalFor,
+  resultOf,
+  storedAnswer,
+  taskOf,
+} from "./task-state";
 
 const T0 = 1_700_000_000_000;
 
@@ -33,6 +39,7 @@ const record = (extra: Partial<TaskRecord> = {}): TaskRecord => ({
   cancelledAt: null,
   job: running,
   ttlMs: 86_400_000,
+  runnerId: "h1",
   ...extra,
 });
 
@@ -74,5 +81,36 @@ describe("a task's state, read from its job", () => {
   it("a cancel stands even after the job's result arrives", () => {
     const done = { ...running, status: "completed" as const, exit_code: 0 };
     expect(taskOf(record({ job: done, cancelledAt: T0 + 1 }), T0 + 2).status).toBe("cancelled");
+  });
+});
+
+describe("an inline answer as a task row keeps it", () => {
+  const answer = (output: string) => ({
+    content: [{ type: "text" as const, text: `exited with code 0\n${output}` }],
+    structuredContent: { exit_code: 0, output, status: "completed" },
+    isError: false,
+  });
+
+  it("keeps the output once and gives it back in the text and the structured content", () => {
+    const stored = storedAnswer(answer("built 12 targets"));
+    expect(stored.split("built 12 targets").length - 1).toBe(1);
+    const back = resultOf(record({ handle: null, job: null, result: stored, runnerId: null }));
+    expect(back).toEqual(answer("built 12 targets"));
+  });
+
+  it("cuts a large output head and tail to the cap, under a SQLite row's 2 MB however it escapes", () => {
+    const stored = storedAnswer(answer("\u0001".repeat(2 * 1024 * 1024)));
+    expect(stored.length).toBeLessThanOrEqual(MAX_STORED_ANSWER_BYTES * 6 + 1024);
+    expect(stored.length).toBeLessThan(2_000_000);
+    const back = resultOf(record({ handle: null, job: null, result: stored, runnerId: null }));
+    expect(back.content[0]?.text).toContain("bytes omitted");
+  });
+
+  it("keeps a tool error without structured content as it is", () => {
+    const error = { content: [{ type: "text" as const, text: "no runner" }], isError: true };
+    const back = resultOf(
+      record({ handle: null, job: null, result: storedAnswer(error), runnerId: null }),
+    );
+    expect(back).toEqual(error);
   });
 });

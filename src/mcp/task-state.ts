@@ -2,6 +2,7 @@
 // Pure: the record and the time come in; storing and serving the task are left to the callers.
 
 import { jobOutcomeLine } from "../../shared/outcome-line";
+import { capText } from "../../shared/output-budget";
 import type { TaskRecord } from "../session-object/mcp-tasks";
 import { finishedAnswer, type ToolAnswer } from "./exec-tools";
 
@@ -75,7 +76,7 @@ export function taskOf(record: TaskRecord, now: number): TaskShape {
 /** The task's CallToolResult: the job's stored result, its own answer, or what a cancel left. */
 export function resultOf(record: TaskRecord): ToolAnswer {
   const job = record.job;
-  if (record.result !== null) return JSON.parse(record.result) as ToolAnswer;
+  if (record.result !== null) return answerOfStored(record.result);
   if (job !== null && job.status !== "running")
     return finishedAnswer({ ...job, status: job.status });
   return {
@@ -88,4 +89,36 @@ export function resultOf(record: TaskRecord): ToolAnswer {
     structuredContent: { session_id: record.handle, status: "running", cancelled: true },
     isError: true,
   };
+}
+
+/** The most of an inline answer's text a task row keeps (JSON escaping stays under a row's 2 MB). */
+export const MAX_STORED_ANSWER_BYTES = 256 * 1024;
+
+/** The key of a stored answer whose `structuredContent.output` is the text after its first line. */
+const OUTPUT_IN_TEXT = "outputInText";
+
+/**
+ * An inline answer as a task row keeps it: the output once (the text holds it after the outcome
+ * line; `structuredContent.output` repeated it), the text cut head and tail past the cap.
+ */
+export function storedAnswer(answer: ToolAnswer): string {
+  const text = answer.content.map((part) => part.text).join("\n");
+  const kept = capText(text, MAX_STORED_ANSWER_BYTES).text;
+  const structured = answer.structuredContent;
+  const { output, ...rest } = structured ?? {};
+  const stored: Record<string, unknown> = { content: [{ type: "text", text: kept }] };
+  if (structured !== undefined) stored.structuredContent = rest;
+  if (typeof output === "string") stored[OUTPUT_IN_TEXT] = true;
+  if (answer.isError !== undefined) stored.isError = answer.isError;
+  return JSON.stringify(stored);
+}
+
+/** The answer a task row keeps, its `structuredContent.output` read back from its text. */
+function answerOfStored(result: string): ToolAnswer {
+  const { [OUTPUT_IN_TEXT]: outputInText, ...answer } = JSON.parse(result) as ToolAnswer;
+  if (outputInText !== true || answer.structuredContent === undefined) return answer;
+  const text = answer.content[0]?.text ?? "";
+  const newline = text.indexOf("\n");
+  const output = newline === -1 ? "" : text.slice(newline + 1);
+  return { ...answer, structuredContent: { ...answer.structuredContent, output } };
 }

@@ -61,15 +61,18 @@ export class SessionTaskStore implements TaskStore {
     if (status !== "cancelled") return;
     const cancelled = await this.door.cancelTask({ taskId });
     if (!cancelled.ok) throw unknownTask(taskId);
-    const { handle, job } = cancelled.value;
-    // Best effort: the heartbeat's cancel_requested reaches the runner anyway.
-    if (handle !== null && job?.status === "running" && this.runner !== null) {
-      await this.runner.kill(handle);
+    const { runnerId, job } = cancelled.value;
+    // Best effort: the heartbeat's cancel_requested reaches the runner anyway. A job a replaced
+    // runner started is never killed on the new one, where its id may name another command.
+    if (runnerId !== null && job?.status === "running" && this.runner !== null) {
+      await this.runner.kill(runnerId);
     }
   }
 
   async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
-    const afterSeq = cursor === undefined ? 0 : Number(cursor);
+    // A cursor is the decimal seq this server gave: "1e3", " 7" or "0x10" are not.
+    const afterSeq =
+      cursor === undefined ? 0 : /^(0|[1-9][0-9]*)$/.test(cursor) ? Number(cursor) : -1;
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
       throw new McpError(ErrorCode.InvalidParams, "Invalid cursor");
     }

@@ -5,7 +5,7 @@
 
 import type { TaskRecord } from "../session-object/mcp-tasks";
 import type { ToolContext } from "./exec-tools";
-import { startCommand, toolError } from "./exec-tools";
+import { startCommand, toolError, untrackedTask } from "./exec-tools";
 import type { SessionDoors } from "./server";
 import { resultOf, statusOf, taskOf } from "./task-state";
 import { execCommandArgs } from "./tool-inputs";
@@ -75,8 +75,14 @@ export async function servedByExtension(
     const started = await startCommand(ctx, args.data);
     // Server-directed: only a command that outlives its yield becomes a task.
     if (started.handle === null) return answer(id, { resultType: "complete", ...started.answer });
-    const created = await ctx.door.createTask({ handle: started.handle, result: null });
-    if (!created.ok) return error(id, -32603, "the task could not be stored");
+    let created: Awaited<ReturnType<SessionDoors["createTask"]>> | null = null;
+    try {
+      created = await ctx.door.createTask({ handle: started.handle, result: null });
+    } catch (fault) {
+      console.error(`MCP createTask failed: ${fault instanceof Error ? fault.name : "error"}`);
+    }
+    // The service's fault, never the client's params: the command is stopped first.
+    if (!created?.ok) return error(id, -32603, await untrackedTask(ctx, started));
     return answer(id, { resultType: "task", ...detailedTask(created.value, Date.now()) });
   }
   if (method !== "tasks/get" && method !== "tasks/cancel" && method !== "tasks/update") return null;
@@ -105,7 +111,8 @@ async function cancelled(ctx: ToolContext & { door: SessionDoors }, taskId: stri
   const found = await ctx.door.taskRecord({ taskId });
   if (!found.ok || statusOf(found.value) !== "working") return found;
   const done = await ctx.door.cancelTask({ taskId });
-  const handle = done.ok ? done.value.handle : null;
-  if (handle !== null && ctx.runner !== null) await ctx.runner.kill(handle);
+  // Only the runner that started the job is told: a replaced runner's id may name another command.
+  const runnerId = done.ok ? done.value.runnerId : null;
+  if (runnerId !== null && ctx.runner !== null) await ctx.runner.kill(runnerId);
   return done;
 }

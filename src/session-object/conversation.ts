@@ -21,7 +21,7 @@ import { newId, type SessionLoop } from "./loop";
 import { countPending } from "./store/inbox";
 import { countJobs } from "./store/jobs";
 import { listMessages as messagePage } from "./store/messages";
-import { readRunner, type SessionRunner, writeRunner } from "./store/runner";
+import { readRunner, type SessionRunner, type StoredRunner, writeRunner } from "./store/runner";
 import { adoptPlace, givePlaceBack, takePlace } from "./tenant-places";
 
 /** The session view, counted in SQL: pending and claimed items, running and done jobs. */
@@ -86,7 +86,7 @@ function createNow(loop: SessionLoop, cmd: CreateCmd): Result<SessionView> {
   });
   if (!result.ok) return result;
   // In the same synchronous step as the create: no request sees the session without its runner.
-  if (runner !== null) loop.store.transaction((sql) => writeRunner(sql, runner));
+  if (runner !== null) loop.store.transaction((sql) => writeRunner(sql, runner, Date.now()));
   // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
   // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
   const core = loop.core;
@@ -133,7 +133,7 @@ export function setRunner(
   cmd: { runner: SessionRunner | null },
 ): Result<SessionView> {
   if (loop.core === null) return fail("not_found", "no such session");
-  loop.store.transaction((sql) => writeRunner(sql, cmd.runner));
+  loop.store.transaction((sql) => writeRunner(sql, cmd.runner, Date.now()));
   return viewOf(loop, loop.core);
 }
 
@@ -142,7 +142,7 @@ export function setRunner(
  * answer) and the session's own wake targets.
  */
 export function toolContext(loop: SessionLoop): Result<{
-  runner: SessionRunner | null;
+  runner: StoredRunner | null;
   willWake: boolean;
 }> {
   const core = loop.core;

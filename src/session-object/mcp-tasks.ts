@@ -1,10 +1,12 @@
 // MCP tasks as plain functions over the loop: a task row beside the job it follows, read back with
-// that job. A task lives as long as its job is kept (JOB_RETENTION_MS); its status is src/mcp's.
+// that job. A task lives as long as its job is kept, however long it runs; one holding its own
+// answer, JOB_RETENTION_MS. Its status is src/mcp's.
 
 import { fail, type Result } from "../domain/errors";
 import type { JobView } from "../domain/view";
 import { cancel, getJob } from "./exec-jobs";
 import { newId, type SessionLoop } from "./loop";
+import { currentRunnerId } from "./mcp-jobs";
 import { insertTask, markCancelled, readTask, type TaskRow, taskPage } from "./store/mcp-tasks";
 
 /** A task with its job as it is now (null when the task holds its own answer). */
@@ -12,6 +14,8 @@ export interface TaskRecord extends TaskRow {
   readonly job: JobView | null;
   /** How long a task is kept: the job retention. */
   readonly ttlMs: number;
+  /** The runner's id of the job when the current runner started it (null: it may not be asked). */
+  readonly runnerId: string | null;
 }
 
 const UNKNOWN = "no such task in this session";
@@ -37,10 +41,13 @@ export function createTask(
 /** The task and its job; a task whose job was purged is gone with it. */
 function recordOf(loop: SessionLoop, row: TaskRow): Result<TaskRecord> {
   const ttlMs = loop.config.jobRetentionMs;
-  if (row.handle === null) return { ok: true, value: { ...row, job: null, ttlMs } };
+  if (row.handle === null) return { ok: true, value: { ...row, job: null, ttlMs, runnerId: null } };
   const job = getJob(loop, { handle: row.handle });
   return job.ok
-    ? { ok: true, value: { ...row, job: job.value, ttlMs } }
+    ? {
+        ok: true,
+        value: { ...row, job: job.value, ttlMs, runnerId: currentRunnerId(loop, job.value) },
+      }
     : fail("not_found", UNKNOWN);
 }
 

@@ -117,7 +117,8 @@ CREATE TABLE IF NOT EXISTS audit_events (
 CREATE TABLE IF NOT EXISTS runner (
         only INTEGER PRIMARY KEY CHECK (only = 1),
         url TEXT NOT NULL,
-        token TEXT NOT NULL
+        token TEXT NOT NULL,
+        set_at INTEGER NOT NULL
       );
 CREATE TABLE IF NOT EXISTS mcp_tasks (
         task_id TEXT PRIMARY KEY,
@@ -128,5 +129,10 @@ CREATE TABLE IF NOT EXISTS mcp_tasks (
         cancelled_at INTEGER,
         CHECK ((handle IS NULL) <> (result IS NULL))
       );
+CREATE TABLE IF NOT EXISTS mcp_jobs (
+        handle TEXT PRIMARY KEY,
+        runner_id TEXT NOT NULL,
+        runner_set_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
 `,
 } as const;

@@ -10,6 +10,7 @@ import * as execJobs from "./exec-jobs";
 import * as inbox from "./inbox";
 import { Lifetime } from "./lifetime";
 import { SessionLoop } from "./loop";
+import * as mcpJobs from "./mcp-jobs";
 import * as mcpTasks from "./mcp-tasks";
 import * as operators from "./operators";
 
@@ -79,8 +80,22 @@ export class SessionObject extends DurableObject<Env> {
 
   // ---- exec jobs and the inbox -----------------------------------------------------------
 
-  reserveJob(cmd: Cmd<typeof execJobs.reserveJob>) {
-    return execJobs.reserveJob(this.loop, cmd);
+  /** The REST reservation, or (`startedBy`) an MCP tool's, whose handle may differ from its id. */
+  reserveJob(
+    cmd: Cmd<typeof execJobs.reserveJob> & { startedBy?: { runnerSetAt: number } | undefined },
+  ) {
+    const { startedBy, ...rest } = cmd;
+    return startedBy === undefined
+      ? execJobs.reserveJob(this.loop, rest)
+      : mcpJobs.reserveToolJob(this.loop, {
+          runnerId: rest.handle,
+          command: rest.command,
+          runnerSetAt: startedBy.runnerSetAt,
+        });
+  }
+
+  toolJob(cmd: Cmd<typeof mcpJobs.toolJob>) {
+    return mcpJobs.toolJob(this.loop, cmd);
   }
 
   getJob(cmd: Cmd<typeof execJobs.getJob>) {

@@ -4,7 +4,7 @@
 // as the runner would; write_stdin then answers with the result. A command starting `quick:` exits
 // at once (exit code 0, the rest as its output). Under the base path `/hostile/<mode>` it answers
 // as a broken runner does: `huge` (10 MB), `never` (no answer for minutes), `garbage` (an HTML
-// page), `shape` (JSON of the wrong shape), `down` (a proxy's 502), `redirect` (a 307 to the good
+// page), `shape` (JSON of the wrong shape), `escaped` (the largest allowed output, JSON-escaped), `down` (a proxy's 502), `redirect` (a 307 to the good
 // runner). Plain JavaScript, loaded as is.
 const jobs = new Map();
 
@@ -32,6 +32,10 @@ async function hostile(mode) {
       return new Response("<html><body>It works!</body></html>", { status: 200 });
     case "shape":
       return json({ output: 5, session_id: ["not", "a", "string"] });
+    case "escaped":
+      // The most output max_output_tokens allows (200,000 tokens of 4 bytes), every byte a
+      // control character JSON writes as six (\u0001): the worst answer a real runner gives.
+      return json({ exit_code: 0, output: "\u0001".repeat(200_000 * 4) });
     case "redirect":
       return new Response(null, {
         status: 307,
@@ -47,16 +51,24 @@ const json = (body, status = 200) => Response.json(body, { status });
 
 export default {
   async fetch(request) {
-    const url = new URL(request.url);
-    const parts = url.pathname.split("/").filter(Boolean);
+    let url = new URL(request.url);
+    let parts = url.pathname.split("/").filter(Boolean);
     if (parts[0] === "hostile") return hostile(parts[1]);
+    // Under `/reuse/<handle>` the runner names every background command <handle>, as a replaced
+    // sandbox whose process ids start again does.
+    let reuse = null;
+    if (parts[0] === "reuse") {
+      reuse = decodeURIComponent(parts[1]);
+      url = new URL(`/${parts.slice(2).join("/")}`, url);
+      parts = parts.slice(2);
+    }
     if (url.pathname === "/v1/exec_command") {
       const input = await request.json();
       if (typeof input.cmd === "string" && input.cmd.startsWith("quick:")) {
         return json({ exit_code: 0, output: input.cmd.slice("quick:".length), wall_time_ms: 1 });
       }
       started += 1;
-      const handle = `bg-${Date.now().toString(36)}-${started}`;
+      const handle = reuse ?? `bg-${Date.now().toString(36)}-${started}`;
       jobs.set(handle, {
         workspace: input.workspace,
         cmd: input.cmd,

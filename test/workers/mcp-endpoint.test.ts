@@ -7,6 +7,7 @@ import {
   createSession,
   deliveries,
   registerRun,
+  reserve,
   suspend,
   uniqueId,
   until,
@@ -184,18 +185,17 @@ describe("write_stdin", () => {
   });
 
   it("a running job whose runner does not answer gets its last progress and a plain sentence", async () => {
-    const sid = await sessionWithRunner("mcp-silent");
-    const handle = (await callTool(sid, "exec_command", { cmd: "sleep 5" })).structuredContent
-      .session_id;
-    const [job] = await runnerJobs(sid);
+    // The job is reserved after the runner was set: that runner is asked, and answers garbage.
+    const sid = await sessionWithRunner("mcp-silent", {
+      runner: { url: "http://runner.test/hostile/garbage", token: "t" },
+    });
+    const handle = "h-silent";
+    const reserved = await reserve(sid, handle, "sleep 5");
     const beat = await call("POST", `/v1/sessions/${sid}/exec-jobs/${handle}/heartbeat`, {
-      token: job.callback.token,
+      token: reserved.callback.token,
       body: { output_tail: "step 3 of 9\n", output_bytes_total: 120 },
     });
     expect(beat.status).toBe(200);
-    await call("PUT", `/v1/sessions/${sid}/runner`, {
-      body: { url: "http://runner.test/hostile/garbage", token: "t" },
-    });
     const result = await callTool(sid, "write_stdin", { session_id: handle });
     expect(result.isError).toBeUndefined();
     expect(result.content[0].text).toContain("the runner's answer could not be read");
@@ -206,6 +206,27 @@ describe("write_stdin", () => {
       output: "step 3 of 9\n",
       runner_answered: false,
     });
+  });
+
+  it("a running job whose runner was replaced gets its last progress and says so, the new runner never asked", async () => {
+    const sid = await sessionWithRunner("mcp-replaced");
+    const handle = (await callTool(sid, "exec_command", { cmd: "sleep 5" })).structuredContent
+      .session_id;
+    const [job] = await runnerJobs(sid);
+    const beat = await call("POST", `/v1/sessions/${sid}/exec-jobs/${handle}/heartbeat`, {
+      token: job.callback.token,
+      body: { output_tail: "step 3 of 9\n", output_bytes_total: 120 },
+    });
+    expect(beat.status).toBe(200);
+    // Garbage from the new runner would say "could not be read": it is not asked at all.
+    await call("PUT", `/v1/sessions/${sid}/runner`, {
+      body: { url: "http://runner.test/hostile/garbage", token: "t" },
+    });
+    const result = await callTool(sid, "write_stdin", { session_id: handle });
+    expect(result.isError).toBeUndefined();
+    expect(result.content[0].text).toContain("the runner that started it was replaced");
+    expect(result.content[0].text).not.toContain("could not be read");
+    expect(result.content[0].text).toContain("step 3 of 9");
   });
 
   it("another session's handle is a tool error and never its output", async () => {

@@ -54,6 +54,36 @@ describe("malformed and abusive JSON-RPC", () => {
     expect(typeof answer.body.error.code).toBe("number");
   });
 
+  it("an id that is an object, a boolean, a fraction or a list, or a jsonrpc other than 2.0, is -32600 and runs nothing", async () => {
+    const sid = await sessionAt("mcp-badid");
+    const call = {
+      method: "tools/call",
+      params: { name: "exec_command", arguments: { cmd: "x" } },
+    };
+    for (const id of [{}, true, 1.5, [1], null]) {
+      const answer = await postMcp(sid, { jsonrpc: "2.0", id, ...call });
+      expect(answer.status, JSON.stringify(id)).toBe(400);
+      expect(answer.body.error.code, JSON.stringify(id)).toBe(-32600);
+    }
+    const old = await postMcp(sid, { jsonrpc: "1.0", id: 1, ...call });
+    expect(old.body.error.code).toBe(-32600);
+    expect(await jobsOf(sid)).toEqual([]);
+  });
+
+  it("params of the wrong type for initialize, tasks/list, tasks/result and tasks/cancel are -32602 naming the field", async () => {
+    const sid = await sessionAt("mcp-badparams");
+    for (const [method, params] of [
+      ["tasks/list", { cursor: 5 }],
+      ["tasks/result", { taskId: ["t"] }],
+      ["tasks/cancel", {}],
+      ["initialize", { protocolVersion: 2025, capabilities: {}, clientInfo: {} }],
+    ] as const) {
+      const answer = await rpc(sid, method, params);
+      expect(answer.body.error.code, method).toBe(-32602);
+      expect(answer.body.error.message, method).toMatch(/^Invalid params: params\./);
+    }
+  });
+
   it("an unknown method is -32601 and an unknown tool is -32602", async () => {
     const sid = await sessionAt("mcp-unknown");
     const method = await rpc(sid, "resources/subscribe-everything");
@@ -109,6 +139,9 @@ describe("a hostile runner", () => {
     const result = await callTool(sid, "exec_command", { cmd: "ls", yield_time_ms: 250 });
     expect(result.isError).toBe(true);
     expect(result.content[0].text).toContain("the runner did not answer in time");
+    // The command was sent: it may run, and the model is told not to start it again blindly.
+    expect(result.content[0].text).toContain("The command may be running");
+    expect(result.content[0].text).toContain("Do not run it again blindly");
     expect(await jobsOf(sid)).toEqual([]);
   });
 });

@@ -93,6 +93,23 @@ describe("the tasks extension, where a client declares it", () => {
     });
   });
 
+  it("a call declaring the extension without an Accept of JSON and an event stream is 406 and runs nothing", async () => {
+    const sid = await sessionWithRunner("ext-accept");
+    const answer = await postMcp(
+      sid,
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "exec_command", arguments: { cmd: "sleep 100" }, _meta: DECLARED },
+      },
+      { accept: "application/json" },
+    );
+    expect(answer.status).toBe(406);
+    expect(answer.body.error.code).toBe(-32000);
+    expect(await runnerJobs(sid)).toEqual([]);
+  });
+
   it("a call that does not declare the extension gets the plain answer, never a task", async () => {
     const sid = await sessionWithRunner("ext-plain");
     const plain = (await execCommand(sid, "sleep 100", {})).body.result;

@@ -1,8 +1,8 @@
 // MCP tasks served from the session object: a task-augmented exec_command answers a task once the
 // job is reserved; tasks/get, tasks/result, tasks/list and tasks/cancel read the job as it is.
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, complete, createSession, uniqueId } from "../support/api";
+import { call, complete, createSession, stubOf, uniqueId } from "../support/api";
 import { finishOnRunner, rpc, runnerJobs } from "../support/mcp";
 
 const RUNNER = { url: "http://runner.test", token: "task-runner-token" };
@@ -88,6 +88,25 @@ describe("a task follows its job", () => {
     const result = (await rpc(sid, "tasks/result", { taskId: task.taskId })).body.result;
     expect(result.content[0].text).toBe("exited with code 0\ndone");
     expect(result.isError).toBe(false);
+    // The row keeps the output once (in the text); the answer gives it back in both places.
+    expect(result.structuredContent.output).toBe("done");
+    const row = await runInDurableObject(stubOf(sid), (_, state) =>
+      state.storage.sql.exec<{ result: string }>("SELECT result FROM mcp_tasks").one(),
+    );
+    expect(row.result.split("done").length - 1).toBe(1);
+  });
+
+  it("tasks/result of a working task answers -32001 (request timeout) after its bounded wait, for the client to ask again", async () => {
+    // The test pool's MCP_RESULT_WAIT_MS is 1000 (deployed: 30000).
+    const sid = await sessionWithRunner("task-wait");
+    const { task } = await taskCall(sid, { cmd: "sleep 1000", yield_time_ms: 250 });
+    const answer = await rpc(sid, "tasks/result", { taskId: task.taskId });
+    expect(answer.status).toBe(200);
+    expect(answer.body.error.code).toBe(-32001);
+    expect(answer.body.error.data).toEqual({ taskId: task.taskId, status: "working" });
+    expect((await rpc(sid, "tasks/get", { taskId: task.taskId })).body.result.status).toBe(
+      "working",
+    );
   });
 
   it("a call without params.task gets the plain answer and makes no task", async () => {
@@ -109,8 +128,11 @@ describe("a task follows its job", () => {
       [second, "completed"],
     ]);
     expect(listed.nextCursor).toBeUndefined();
-    const bad = await rpc(sid, "tasks/list", { cursor: "not-a-cursor" });
-    expect(bad.body.error.code).toBe(-32602);
+    for (const cursor of ["not-a-cursor", "1e3", " 1", "0x1", "01", "-1", "1.0"]) {
+      const bad = await rpc(sid, "tasks/list", { cursor });
+      expect(bad.body.error?.code, cursor).toBe(-32602);
+    }
+    expect((await rpc(sid, "tasks/list", { cursor: "1" })).body.result.tasks).toHaveLength(1);
   });
 });
 

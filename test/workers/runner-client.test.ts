@@ -1,7 +1,9 @@
 // The Worker's calls to a session's runner: a runner that answers too much, never, or garbage is
 // a value the caller can say in words, never a hang or a throw. runner.test is the stand-in runner.
 import { describe, expect, it } from "vitest";
+import { outputBudget } from "../../shared/output-budget";
 import { RUNNER_ANSWER_MAX_BYTES, RunnerClient } from "../../src/mcp/runner-client";
+import { MAX_OUTPUT_TOKENS } from "../../src/mcp/tool-inputs";
 import { uniqueId } from "../support/api";
 
 const TOKEN = "runner-client-token";
@@ -29,6 +31,12 @@ describe("the runner client", () => {
     const answer = await runnerAt("/hostile/huge").execCommand({ cmd: "x", workspace: "w" });
     expect(answer).toMatchObject({ ok: false, reason: "too_large", status: 200 });
     expect(answer.ok ? "" : answer.detail).toContain(String(RUNNER_ANSWER_MAX_BYTES));
+  });
+
+  it("the largest output the tools allow, every byte JSON-escaped to six, is read whole", async () => {
+    const answer = await runnerAt("/hostile/escaped").execCommand({ cmd: "x", workspace: "w" });
+    expect(answer.ok, answer.ok ? "" : answer.detail).toBe(true);
+    expect(answer.ok && answer.value.output.length).toBe(outputBudget(MAX_OUTPUT_TOKENS));
   });
 
   it("a runner that never answers is given up after the yield and the margin", async () => {

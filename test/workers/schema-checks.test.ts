@@ -86,7 +86,7 @@ describe("the database holds rows to the unions of domain/state.ts", () => {
       const jobs = sql.exec("SELECT * FROM jobs").toArray();
       for (const table of ["session", "jobs", "_migrations"]) sql.exec(`DROP TABLE ${table}`);
       sql.exec(
-        "DROP TABLE messages; DROP TABLE inbox; DROP TABLE purged; DROP TABLE audit_events; DROP TABLE finished_runs; DROP TABLE runner; DROP TABLE mcp_tasks",
+        "DROP TABLE messages; DROP TABLE inbox; DROP TABLE purged; DROP TABLE audit_events; DROP TABLE finished_runs; DROP TABLE runner; DROP TABLE mcp_tasks; DROP TABLE mcp_jobs",
       );
       migrate(
         sql,

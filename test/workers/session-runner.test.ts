@@ -40,7 +40,7 @@ describe("a session's runner", () => {
     expect((await call("GET", `/v1/sessions/${sid}`)).body.runner).toBeNull();
   });
 
-  it("a runner URL off the allowlist, with user info, or not http(s) is refused with 422 and nothing is stored", async () => {
+  it("a runner URL off the allowlist, with user info, a query or a fragment, or not http(s) is refused with 422 and nothing is stored", async () => {
     const sid = uniqueId("runner-refused");
     const refusedCreate = await call("POST", "/v1/sessions", {
       body: { id: sid, runner: runner("http://evil.test") },
@@ -56,6 +56,8 @@ describe("a session's runner", () => {
       runner("http://user:pw@runner.test"),
       runner("ftp://runner.test"),
       runner("not a url"),
+      runner("http://runner.test/?tenant=other"),
+      runner("http://runner.test/base#frag"),
       runner("http://runner.test", "has space"),
       runner("http://runner.test", ""),
       { url: "http://runner.test" },

@@ -32,6 +32,7 @@ async function storeAsBeforeChecks(
       "finished_runs",
       "runner",
       "mcp_tasks",
+      "mcp_jobs",
     ]) {
       sql.exec(`DROP TABLE ${table}`);
     }

@@ -48,7 +48,7 @@ export const setRunner = createRoute({
   tags,
   summary: "Name, replace or remove the session's runner",
   description:
-    "`{url, token}` replaces the runner the service calls for the session's MCP tools (a sandbox was replaced); `null` removes it. `url` must match an origin of the runner allowlist (no user info); the token is write-only: no answer shows it.",
+    "`{url, token}` replaces the runner the service calls for the session's MCP tools (a sandbox was replaced); `null` removes it. `url` must match an origin of the runner allowlist (no user info, query or fragment); the token is write-only: no answer shows it.",
   security: AGENT,
   request: { params: sessionParams, body: { required: true, ...json(setRunnerBody) } },
   responses: {

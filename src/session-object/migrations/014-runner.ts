@@ -4,14 +4,16 @@ import type { Migration } from "./migration";
 export const MIGRATION_14: Migration = {
   id: 14,
   description:
-    "a session names its runner: one row at most, the base URL and the bearer token the service sends it (write-only: no answer shows the token)",
+    "a session names its runner: one row at most, the base URL, the bearer token the service sends it (write-only: no answer shows the token) and when it was set",
   // A table of its own, not session columns: the token never enters the in-memory core, the view
-  // or the index entry, which are all made from the session row.
+  // or the index entry, which are all made from the session row. `set_at` (strictly increasing
+  // across replacements) tells which runner started a job: a replaced runner's ids name others.
   sql: `
       CREATE TABLE runner (
         only INTEGER PRIMARY KEY CHECK (only = 1),
         url TEXT NOT NULL,
-        token TEXT NOT NULL
+        token TEXT NOT NULL,
+        set_at INTEGER NOT NULL
       );
     `,
 };

@@ -33,13 +33,21 @@ const fromRow = (row: Row): TaskRow => ({
 
 const COLUMNS = "task_id, seq, handle, result, created_at, cancelled_at";
 
-/** Inserts a task after the newest; rows older than `keepSince` go first (their jobs are purged). */
+/**
+ * Inserts a task after the newest. Tasks that are gone go first: one whose job was purged, and one
+ * holding its own answer created before `keepSince`. A task lasts as long as its job, however long
+ * that job runs.
+ */
 export function insertTask(
   sql: SqlStorage,
   task: { taskId: string; handle: string | null; result: string | null; createdAt: number },
   keepSince: number,
 ): TaskRow {
-  sql.exec("DELETE FROM mcp_tasks WHERE created_at < ?", keepSince);
+  sql.exec(
+    `DELETE FROM mcp_tasks WHERE (handle IS NULL AND created_at < ?)
+       OR (handle IS NOT NULL AND handle NOT IN (SELECT handle FROM jobs))`,
+    keepSince,
+  );
   const seq = sql
     .exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM mcp_tasks")
     .one().n;

@@ -64,6 +64,13 @@ function purgeBefore(sql: SqlStorage, horizon: number, now: number): void {
     "DELETE FROM outputs WHERE job_seq IN (SELECT seq FROM jobs WHERE completed_at <= ?)",
     horizon,
   );
+  // The MCP rows of a purged job go with it: a handle reserved again is never read with them.
+  for (const table of ["mcp_jobs", "mcp_tasks"]) {
+    sql.exec(
+      `DELETE FROM ${table} WHERE handle IN (SELECT handle FROM jobs WHERE completed_at <= ?)`,
+      horizon,
+    );
+  }
   sql.exec("DELETE FROM jobs WHERE completed_at <= ?", horizon);
   sql.exec("DELETE FROM inbox WHERE acked_at <= ?", horizon);
 }
