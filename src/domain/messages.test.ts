@@ -207,6 +207,18 @@ describe("the outcome line", () => {
     ]);
   });
 
+  it("a failed command never reads as exit code 0, whatever exit code its runner sent", () => {
+    // The completion API takes `status: "failed"` with `exit_code: 0`; the model must not read it
+    // as a success (the provider message, the kits' write_stdin and the MCP result all lead with it).
+    const line = outcomeLine({ ...facts, status: "failed", exitCode: 0 });
+    expect(line).not.toBe("exited with code 0");
+    expect(line).toMatch(/^failed/);
+    const first = providerMessage(
+      completionEnvelope(job, completed(0, "", { status: "failed" }), 1, T0),
+    ).content.split("\n")[0];
+    expect(first).not.toMatch(/exited with code 0\.$/);
+  });
+
   it("gives the total bytes only when the output was cut", () => {
     expect(outcomeLine({ ...facts, status: "completed", exitCode: 0, outputTruncated: true })).toBe(
       "exited with code 0; output cut, 12 bytes in total",
