@@ -156,6 +156,69 @@ describe("recovery without re-running at its edges", () => {
   });
 });
 
+describe("a compaction in a conversation whose model reused a tool call id", () => {
+  // Some providers number calls per turn (call_0 in every turn): one id names several calls.
+  const call = (toolName: string, input: Record<string, unknown>): ModelMessage => ({
+    role: "assistant",
+    content: [{ type: "tool-call", toolCallId: "call_0", toolName, input }],
+  });
+  const result = (value: unknown): ModelMessage => ({
+    role: "tool",
+    content: [
+      {
+        type: "tool-result",
+        toolCallId: "call_0",
+        toolName: "exec_command",
+        output: { type: "json", value: value as never },
+      },
+    ],
+  });
+
+  it("a call left without a result is found open though an earlier call under its id has one", () => {
+    const messages: ModelMessage[] = [
+      { role: "user", content: "go" },
+      call("exec_command", { cmd: "echo one" }),
+      result({ outcome: "exited with code 0", output: "one" }),
+      { role: "user", content: "again" },
+      // Its result was dropped by the compaction: a provider refuses the conversation as it is.
+      call("exec_command", { cmd: "rm -rf build && make" }),
+    ];
+    const open = aiSdkToolCallFormat.openCalls(messages);
+    expect(open.map((found) => found.input)).toEqual([{ cmd: "rm -rf build && make" }]);
+  });
+
+  it("two write_stdin calls under one id each get their own job's truth, never the other's", async () => {
+    const jobs: Record<string, unknown> = {
+      h1: job({ handle: "h1", output: "first job" }),
+      h2: job({ handle: "h2", status: "killed", exit_code: null, output: "second job" }),
+    };
+    const inbox = {
+      getJob: async (_sid: string, handle: string) => jobs[handle],
+      getSession: async () => ({ wake: { via: "webhook" } }),
+    } as never;
+    const messages: ModelMessage[] = [
+      { role: "user", content: "go" },
+      call("write_stdin", { session_id: "h1" }),
+      { role: "user", content: "and the other" },
+      call("write_stdin", { session_id: "h2" }),
+    ];
+    const open = aiSdkToolCallFormat.openCalls(messages);
+    const recovered = await recoverOpenCalls(inbox, "s1", open, new Map());
+    const closed = aiSdkToolCallFormat.close(messages, recovered);
+    const results = closed.flatMap((message) =>
+      message.role === "tool"
+        ? message.content.flatMap((part) =>
+            part.type === "tool-result" && part.output.type === "json"
+              ? [(part.output.value as { session_id?: string }).session_id]
+              : [],
+          )
+        : [],
+    );
+    // The first call asked about h1: it must not read the killed h2's result.
+    expect(results).toEqual(["h1", "h2"]);
+  });
+});
+
 describe("write_stdin in the journal", () => {
   const journaledTools = (writeStdin: (input: unknown) => Promise<unknown>) => {
     const journal = persistedJournal([], async () => {});
