@@ -12,6 +12,8 @@ import {
 import { runTurns } from "@exec-inbox/ai-sdk/run-turns";
 import { persistedJournal } from "@exec-inbox/ai-sdk/tool-call-journal";
 import { ExecInboxError } from "@exec-inbox/client";
+import { openAiToolCallFormat } from "@exec-inbox/openai-agents";
+import type { AgentInputItem } from "@openai/agents";
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 
@@ -185,6 +187,33 @@ describe("a compaction in a conversation whose model reused a tool call id", () 
     ];
     const open = aiSdkToolCallFormat.openCalls(messages);
     expect(open.map((found) => found.input)).toEqual([{ cmd: "rm -rf build && make" }]);
+  });
+
+  it("on OpenAI Agents JS too, a call left without a result is found open though an earlier call under its id has one", () => {
+    const items: AgentInputItem[] = [
+      {
+        type: "function_call",
+        callId: "call_0",
+        name: "exec_command",
+        arguments: '{"cmd":"echo one"}',
+      },
+      {
+        type: "function_call_result",
+        callId: "call_0",
+        name: "exec_command",
+        status: "completed",
+        output: { type: "text", text: "{}" },
+      },
+      {
+        type: "function_call",
+        callId: "call_0",
+        name: "exec_command",
+        arguments: '{"cmd":"make"}',
+      },
+    ];
+    expect(openAiToolCallFormat.openCalls(items).map((found) => found.input)).toEqual([
+      { cmd: "make" },
+    ]);
   });
 
   it("two write_stdin calls under one id each get their own job's truth, never the other's", async () => {
