@@ -9,6 +9,7 @@ import { withOutcome } from "../../agent/exec-tools";
 import type { ExecAnswer } from "../../agent/runner-client";
 import { completionFor } from "../../runner/src/completion";
 import { exitOf } from "../../runner/src/exit-status";
+import { embeddedPlan } from "../../runner/src/launch";
 import { ProcessTable } from "../../runner/src/process-table";
 
 let table: ProcessTable;
@@ -73,6 +74,28 @@ describe("outcomes the reference runner reports", () => {
     expect(completion.full_output?.bytes).toBe(written);
     // "output cut, N bytes in total": N is what the command wrote, whichever path the model reads.
     expect(completion.output_bytes_total).toBe(written);
+  });
+
+  it("a command that crashes on its own signal (an abort, a segfault) is not said to be the OOM killer's or an outside kill", async () => {
+    // Without the sandbox the shell is the leader: a command that aborts (a failed assert()) or
+    // segfaults ends it by its own signal, which the runner did not send either.
+    const plan = embeddedPlan();
+    table = new ProcessTable({
+      launch: { ...plan, sandbox: { ...plan.sandbox, mode: "none", user: null, seccomp: null } },
+    });
+    for (const signal of ["ABRT", "SEGV"]) {
+      const started = await table.execCommand({
+        cmd: `sleep 0.3; kill -${signal} $$`,
+        yield_time_ms: 250,
+      });
+      const handle = started.session_id!;
+      const final = await table.writeStdin({ session_id: handle, yield_time_ms: 10_000 });
+      expect(final).toMatchObject({ status: "killed", signal: `SIG${signal}` });
+      const completion = completionFor(table.get(handle), false);
+      // The model reads this line as the cause: neither the OOM killer (it sends SIGKILL) nor a
+      // kill from outside ended this command.
+      expect(completion.output).not.toMatch(/the OOM killer|a kill from outside/);
+    }
   });
 
   it("a command that exits 0 after the kill request's SIGTERM reads as exited with code 0 after a kill request", async () => {
