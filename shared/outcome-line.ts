@@ -40,13 +40,21 @@ function after(endedBy: string | null): string {
   return ` after ${ENDED_BY_WORDS[endedBy] ?? "the end it was given"} (${endedBy})`;
 }
 
-/** The exit code a model is shown: none for a killed command or one whose outcome is unknown. */
+/**
+ * The exit code a model is shown as a field: none for a killed, failed or lost command. A program
+ * reads `exit_code: 0` as success, and the completion API lets a runner send `failed` with any
+ * code; a failed command's code, when it has one, is said in its outcome line instead.
+ */
 export const shownExitCode = (
   status: string | null | undefined,
   exitCode: number | null | undefined,
-): number | null => (status === "killed" || status === "lost" ? null : (exitCode ?? null));
+): number | null =>
+  status === "killed" || status === "lost" || status === "failed" ? null : (exitCode ?? null);
 
-/** The outcome proper: one of `exited with code N`, `killed (…)`, `outcome unknown (…)`. */
+/**
+ * The outcome proper: one of `exited with code N`, `killed (…)`, `failed (…)`,
+ * `outcome unknown (…)`.
+ */
 function outcome(facts: OutcomeFacts): string {
   const why = [facts.endedBy ?? NOT_REPORTED, ...(facts.signal ? [facts.signal] : [])].join(", ");
   switch (facts.status) {
@@ -54,17 +62,22 @@ function outcome(facts: OutcomeFacts): string {
       return `killed (${why})`;
     case "lost":
       return `outcome unknown (${why})`;
+    case "failed":
+      // A failed command never reads as an exit, even with the code its runner sent (maybe 0).
+      return facts.exitCode === null
+        ? `failed without an exit code (${why})`
+        : `failed (exit code ${facts.exitCode}, ${why})`;
     default:
-      // A killed or lost command never reads as an exit: only a real exit code does.
+      // Only a command that ended as completed, or whose runner named no status, exited.
       if (facts.exitCode !== null)
         return `exited with code ${facts.exitCode}${after(facts.endedBy)}`;
-      if (facts.status === "failed") return `failed without an exit code (${why})`;
       return `outcome unknown (${why})`;
   }
 }
 
 /**
- * e.g. `exited with code 0`, `killed (process, SIGKILL)`, `outcome unknown (heartbeat_timeout)`,
+ * e.g. `exited with code 0`, `killed (process, SIGKILL)`, `failed (exit code 2, process)`,
+ * `outcome unknown (heartbeat_timeout)`,
  * `exited with code 1; output cut, 10485760 bytes in total`, `exited with code 0 after a kill
  * request (kill_request)`.
  */

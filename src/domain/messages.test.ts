@@ -198,7 +198,7 @@ describe("the outcome line", () => {
       outcomeLine({ ...facts, status: null, exitCode: null, endedBy: null }),
     ]).toEqual([
       "exited with code 0",
-      "exited with code 2",
+      "failed (exit code 2, process)",
       "killed (process, SIGKILL)",
       "killed (kill_request)",
       "outcome unknown (runner_shutdown)",

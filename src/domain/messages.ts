@@ -73,7 +73,8 @@ export function completionEnvelope(
         session_id: job.handle,
         command: job.command,
         status: result.status,
-        // A killed command's message shows no exit code; the job keeps what the runner sent.
+        // A killed, failed or lost command's message shows no exit code field (a failed one's is
+        // in its outcome line); the job keeps what the runner sent.
         exit_code: shownExitCode(result.status, result.exitCode),
         // For the outcome line: who ended it, and how much it wrote when the output was cut.
         ended_by: result.endedBy,

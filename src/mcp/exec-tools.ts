@@ -91,7 +91,8 @@ export function finishedAnswer(job: JobView): ToolAnswer {
     structuredContent: {
       session_id: job.handle,
       status: job.status,
-      // A killed or lost command shows no exit code, whatever the runner sent (the job keeps it).
+      // A killed, failed or lost command shows no exit code field, whatever the runner sent (the
+      // job keeps it; a failed command's code is said in its outcome line).
       exit_code: shownExitCode(job.status, job.exit_code),
       ended_by: job.ended_by,
       output: job.output,

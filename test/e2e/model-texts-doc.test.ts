@@ -121,6 +121,7 @@ async function producedTexts(): Promise<string[]> {
     outcomeLine({ ...facts, status: "killed", exitCode: null, signal: "SIGKILL" }),
     outcomeLine({ ...facts, status: "lost", exitCode: null, endedBy: "heartbeat_timeout" }),
     outcomeLine({ ...facts, status: "failed", exitCode: null }),
+    outcomeLine({ ...facts, status: "failed", exitCode: 0 }),
     outcomeLine({ ...facts, status: "completed", exitCode: 0, outputTruncated: true }),
     outcomeLine({ ...facts, status: "completed", exitCode: 0, endedBy: "kill_request" }),
     outcomeLine({ ...facts, status: "completed", exitCode: 0, endedBy: "memory_limit" }),
