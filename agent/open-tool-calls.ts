@@ -1,7 +1,8 @@
 // Tool calls a stored conversation holds without a result (a host compacted it and dropped their
 // results), in the AI SDK's messages: finding them, and putting a result right after each. Which
 // result each gets is recover-open-calls.ts's; the OpenAI Agents JS form is openai-agents/'s.
-import type { ModelMessage } from "ai";
+import type { ModelMessage, ToolCallPart } from "ai";
+import { type CallOrResult, openCallIndexes, ownResults } from "./open-positions";
 import type { OpenCall } from "./recover-open-calls";
 import type { RecoveredToolCall } from "./recover-tool-calls";
 import { aiSdkRecoveredMessages } from "./recovered-messages";
@@ -32,42 +33,75 @@ const inputOf = (input: unknown): Readonly<Record<string, unknown>> => {
   return typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
 };
 
+/** Where a tool call or result sits: its message and its part in that message. */
+interface Placed extends CallOrResult {
+  readonly message: number;
+  readonly part: number;
+}
+
+/** Every tool call and tool result of `messages`, in order, with where each sits. */
+const placed = (messages: readonly ModelMessage[]): Placed[] =>
+  messages.flatMap((message, index) =>
+    (message.role === "assistant" || message.role === "tool") && Array.isArray(message.content)
+      ? message.content.flatMap((part, partIndex): Placed[] =>
+          part.type === "tool-call" || part.type === "tool-result"
+            ? [
+                {
+                  kind: part.type === "tool-call" ? "call" : "result",
+                  id: part.toolCallId,
+                  message: index,
+                  part: partIndex,
+                },
+              ]
+            : [],
+        )
+      : [],
+  );
+
+/** The tool calls no result answers, by where they sit, oldest first. */
+function openPlaces(messages: readonly ModelMessage[]): Placed[] {
+  const entries = placed(messages);
+  return openCallIndexes(entries).flatMap((index) => {
+    const entry = entries[index];
+    return entry === undefined ? [] : [entry];
+  });
+}
+
+/** The tool-call part at a place (it is one: openPlaces found it). */
+const callAt = (messages: readonly ModelMessage[], place: Placed): ToolCallPart | undefined => {
+  const message = messages[place.message];
+  if (message?.role !== "assistant" || !Array.isArray(message.content)) return undefined;
+  const part = message.content[place.part];
+  return part?.type === "tool-call" ? part : undefined;
+};
+
 export const aiSdkToolCallFormat: ToolCallFormat<ModelMessage> = {
   openCalls(messages) {
-    const answered = new Set<string>();
-    for (const message of messages) {
-      if (message.role !== "tool") continue;
-      for (const part of message.content) {
-        if (part.type === "tool-result") answered.add(part.toolCallId);
-      }
-    }
-    return messages.flatMap((message) =>
-      message.role === "assistant" && Array.isArray(message.content)
-        ? message.content.flatMap((part) =>
-            part.type === "tool-call" && !answered.has(part.toolCallId)
-              ? [
-                  {
-                    toolCallId: part.toolCallId,
-                    toolName: part.toolName,
-                    input: inputOf(part.input),
-                  },
-                ]
-              : [],
-          )
-        : [],
-    );
+    return openPlaces(messages).flatMap((place) => {
+      const part = callAt(messages, place);
+      return part === undefined
+        ? []
+        : [{ toolCallId: part.toolCallId, toolName: part.toolName, input: inputOf(part.input) }];
+    });
   },
   close(messages, recovered) {
-    const byId = new Map(recovered.map((call) => [call.toolCallId, call]));
-    return messages.flatMap((message): ModelMessage[] => {
-      if (message.role !== "assistant" || !Array.isArray(message.content)) return [message];
-      const mine = message.content.flatMap((part) => {
-        const call = part.type === "tool-call" ? byId.get(part.toolCallId) : undefined;
-        return call === undefined ? [] : [call];
-      });
-      if (mine.length === 0) return [message];
+    // Each result goes after its own call, found by position: one id may name several calls.
+    const places = openPlaces(messages);
+    const results = ownResults(
+      places.map((place) => place.id),
+      recovered,
+    );
+    const byMessage = new Map<number, RecoveredToolCall[]>();
+    places.forEach((place, index) => {
+      const call = results[index];
+      if (call !== undefined)
+        byMessage.set(place.message, [...(byMessage.get(place.message) ?? []), call]);
+    });
+    return messages.flatMap((message, index): ModelMessage[] => {
+      const mine = byMessage.get(index);
+      if (mine === undefined) return [message];
       // Providers want a call's result right after the message that made it.
-      const results: ModelMessage = {
+      const answers: ModelMessage = {
         role: "tool",
         content: mine.map((call) => ({
           type: "tool-result" as const,
@@ -76,7 +110,7 @@ export const aiSdkToolCallFormat: ToolCallFormat<ModelMessage> = {
           output: { type: "json" as const, value: call.result as never },
         })),
       };
-      return [message, results];
+      return [message, answers];
     });
   },
   recoveredMessages: aiSdkRecoveredMessages,

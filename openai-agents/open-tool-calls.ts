@@ -2,6 +2,7 @@
 // finding them, putting a result right after each, and writing journaled calls as items. The AI
 // SDK form is agent/open-tool-calls.ts.
 import type { RecoveredToolCall, ToolCallFormat } from "@exec-inbox/ai-sdk";
+import { openCallIndexes, ownResults } from "@exec-inbox/ai-sdk/open-positions";
 import type { AgentInputItem } from "@openai/agents";
 
 const inputOf = (text: string): Readonly<Record<string, unknown>> => {
@@ -21,21 +22,48 @@ export const resultItem = (call: RecoveredToolCall): AgentInputItem => ({
   output: { type: "text", text: JSON.stringify(call.result) },
 });
 
+/** The function calls no result answers, by their index in `items`, oldest first. */
+function openIndexes(items: readonly AgentInputItem[]): number[] {
+  // One callId may name several calls (a provider numbering them per turn): match by position.
+  const entries = items.flatMap((item, index) =>
+    item.type === "function_call" || item.type === "function_call_result"
+      ? [
+          {
+            kind: item.type === "function_call" ? "call" : "result",
+            id: item.callId,
+            index,
+          } as const,
+        ]
+      : [],
+  );
+  return openCallIndexes(entries).flatMap((n) => {
+    const entry = entries[n];
+    return entry === undefined ? [] : [entry.index];
+  });
+}
+
 export const openAiToolCallFormat: ToolCallFormat<AgentInputItem> = {
   openCalls(items) {
-    const answered = new Set(
-      items.flatMap((item) => (item.type === "function_call_result" ? [item.callId] : [])),
-    );
-    return items.flatMap((item) =>
-      item.type === "function_call" && !answered.has(item.callId)
+    return openIndexes(items).flatMap((index) => {
+      const item = items[index];
+      return item?.type === "function_call"
         ? [{ toolCallId: item.callId, toolName: item.name, input: inputOf(item.arguments) }]
-        : [],
-    );
+        : [];
+    });
   },
   close(items, recovered) {
-    const byId = new Map(recovered.map((call) => [call.toolCallId, call]));
-    return items.flatMap((item) => {
-      const call = item.type === "function_call" ? byId.get(item.callId) : undefined;
+    // Each result goes after its own call, found by position: one callId may name several calls.
+    const open = openIndexes(items);
+    const results = ownResults(
+      open.map((index) => {
+        const item = items[index];
+        return item?.type === "function_call" ? item.callId : "";
+      }),
+      recovered,
+    );
+    const byIndex = new Map(open.map((index, n) => [index, results[n]]));
+    return items.flatMap((item, index) => {
+      const call = byIndex.get(index);
       return call === undefined ? [item] : [item, resultItem(call)];
     });
   },
