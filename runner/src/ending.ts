@@ -10,8 +10,8 @@ export interface Ending {
   /** The signal that ended it, when one did. */
   readonly signal: string | null;
   /**
-   * A signal the runner did not send (the OOM killer, a `kill -9` from outside): the completion
-   * names it in the output, the only place the contract leaves for it.
+   * A signal the runner did not send (the OOM killer, a `kill -9` from outside, the command's own
+   * crash): the completion names it in the output, the only place the contract leaves for it.
    */
   readonly foreignSignal: string | null;
 }
@@ -56,6 +56,26 @@ export function endingOf(process: Ended, shuttingDown: boolean): Ending {
   };
 }
 
-/** The line the completion's output ends with when a signal from outside ended the command. */
+/** Signals a process sends itself when it crashes (a bad address, a failed assert(), …). */
+const CRASH_SIGNALS: ReadonlySet<string> = new Set([
+  "SIGSEGV",
+  "SIGBUS",
+  "SIGFPE",
+  "SIGILL",
+  "SIGABRT",
+]);
+
+/**
+ * What most likely sent a signal the runner did not send: the OOM killer and an outside `kill -9`
+ * send SIGKILL; a crash ends a command by its own SIGSEGV, SIGABRT and the like; of any other
+ * signal nothing more is known, so nothing more is said.
+ */
+function likelySender(signal: string): string {
+  if (signal === "SIGKILL") return " (the OOM killer, or a kill from outside)";
+  if (CRASH_SIGNALS.has(signal)) return " (the command crashed)";
+  return "";
+}
+
+/** The line the completion's output ends with when a signal the runner did not send ended it. */
 export const foreignSignalNote = (signal: string): string =>
-  `\n[exec-inbox-runner] killed by ${signal}, a signal the runner did not send (the OOM killer, or a kill from outside)\n`;
+  `\n[exec-inbox-runner] killed by ${signal}, a signal the runner did not send${likelySender(signal)}\n`;

@@ -133,6 +133,8 @@ async function producedTexts(): Promise<string[]> {
       outputBytesTotal: null,
     }),
     foreignSignalNote("SIGKILL"),
+    foreignSignalNote("SIGSEGV"),
+    foreignSignalNote("SIGTERM"),
     lostNote("runner_shutdown"),
     lostNote("heartbeat_timeout"),
     RUNNER_FORGOT_NOTE,
