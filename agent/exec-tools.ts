@@ -212,7 +212,15 @@ export function execTools(ctx: ExecToolContext) {
             () => true,
             () => false,
           );
+          // Led by its outcome like every answer for an ended command: stopped, or not known.
           const untaken = {
+            outcome: outcomeLine({
+              status: killed ? "killed" : "lost",
+              exitCode: null,
+              endedBy: killed ? "kill_request" : null,
+              outputTruncated: false,
+              outputBytesTotal: null,
+            }),
             ...answer,
             session_id: handle,
             status: killed ? "killed" : "unwatched",
