@@ -56,11 +56,19 @@ export async function willWake(
   inbox: ExecInboxClient,
   sessionId: string,
 ): Promise<boolean | undefined> {
-  const view = (await retrying(() => inbox.getSession(sessionId))) as { wake?: unknown };
-  const wake = view.wake as { via?: unknown } | null | undefined;
+  return viewWillWake(await retrying(() => inbox.getSession(sessionId)));
+}
+
+/** Whether a session view says a result will wake its agent; undefined when it does not say. */
+export function viewWillWake(view: unknown): boolean | undefined {
+  const wake = (view as { wake?: unknown }).wake as { via?: unknown } | null | undefined;
   if (wake === undefined || wake === null || !("via" in wake)) return undefined;
   return wake.via !== null;
 }
+
+/** The host's log line for a wait nothing will resume (the model was told so too). */
+export const unwokenWaitLine = (handles: readonly string[]): string =>
+  `nothing will resume the wait on ${handles.join(", ")}: the session has no wake path (no resume URL, binding or default webhook), so the host must resume it`;
 
 export const unknown = (note: string, handle?: string) => ({
   outcome: RECOVERED_UNKNOWN_OUTCOME,

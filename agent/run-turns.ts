@@ -5,7 +5,12 @@ import { type Claim, ExecInboxError } from "@exec-inbox/client";
 import { trackingContext } from "./exec-tools";
 import type { KitRun } from "./kit-settings";
 import { foldJournal, KEEP_CALL_HANDLES } from "./recover-stored-calls";
-import { type RecoveredToolCall, recoverToolCalls } from "./recover-tool-calls";
+import {
+  type RecoveredToolCall,
+  recoverToolCalls,
+  unwokenWaitLine,
+  viewWillWake,
+} from "./recover-tool-calls";
 import { retrying } from "./retry";
 import type { ActiveRun, SessionRecord } from "./session-record";
 import { journaledHandles, type PersistedJournal, persistedJournal } from "./tool-call-journal";
@@ -239,7 +244,8 @@ async function endTurn<M>(
   const { inbox, wake = "all", ceilingMs } = options;
   const sessionId = record.sessionId;
   if (record.running.length > 0) {
-    const armed = (await inbox.getSession(sessionId)).waiting_for_bash;
+    const view = await inbox.getSession(sessionId);
+    const armed = view.waiting_for_bash;
     const same =
       armed !== null &&
       armed.wake === wake &&
@@ -256,6 +262,10 @@ async function endTurn<M>(
         ),
       );
       options.log?.(`session ${sessionId}: suspended on ${record.running.join(", ")}`);
+      // will_wake was false: the model was told to check with write_stdin; the host should know.
+      if (viewWillWake(view) === false) {
+        options.log?.(`session ${sessionId}: ${unwokenWaitLine(record.running)}`);
+      }
       return;
     }
   }

@@ -2,6 +2,7 @@
 // journaled call folded in first and each new one journaled) and its end (suspend or finish).
 // Claims, storing and acking are the turn loop's (exec-inbox-agent.ts).
 import { execTools, trackingContext } from "@exec-inbox/ai-sdk/exec-tools";
+import { unwokenWaitLine, viewWillWake } from "@exec-inbox/ai-sdk/recover-tool-calls";
 import { retrying } from "@exec-inbox/ai-sdk/retry";
 import { type JournalWrite, journalEntry } from "@exec-inbox/ai-sdk/tool-call-journal";
 import { DEFAULT_SYSTEM } from "@exec-inbox/ai-sdk/turn-engine";
@@ -93,7 +94,8 @@ export async function endTurn(
   if (state.running.length > 0) {
     // At most 64 handles a wait: `all` of the first 64 wakes the agent, which waits on the rest.
     const waitFor = state.running.slice(0, MAX_WAIT_HANDLES);
-    const armed = (await retrying(() => inbox.getSession(agent.sessionId))).waiting_for_bash;
+    const view = await retrying(() => inbox.getSession(agent.sessionId));
+    const armed = view.waiting_for_bash;
     const same =
       armed !== null &&
       armed.handles.length === waitFor.length &&
@@ -103,6 +105,8 @@ export async function endTurn(
         inbox.suspend(agent.sessionId, runId, { waiting_for: [...waitFor], wake: "all" }),
       );
       agent.log(`suspended on ${waitFor.join(", ")}`);
+      // will_wake was false: the model was told to check with write_stdin; the host should know.
+      if (viewWillWake(view) === false) agent.log(unwokenWaitLine(waitFor));
       return;
     }
   }
