@@ -27,7 +27,7 @@ async function untakenAnswer(killWorks: boolean): Promise<Record<string, unknown
   const answer = (await tools.exec_command.execute?.(
     { cmd: "make" },
     { toolCallId: "c1", messages: [], context: {} },
-  )) as Record<string, unknown>;
+  )) as unknown as Record<string, unknown>;
   expect(kills).toEqual(["h1"]);
   return answer;
 }
