@@ -1,0 +1,113 @@
+// Failing tests for MCP bugs a second review found: which runner a job is asked of, when the runner
+// numbers its processes again without a PUT, when a runner is removed and another named in the same
+// millisecond, and when the REST API reserved the job in the millisecond before a PUT.
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { SessionObject } from "../../src/session-object/session-object";
+import { createSession, stubOf, uniqueId } from "../support/api";
+import { callTool, rpc, runnerJobs } from "../support/mcp";
+
+const TOKEN = "review2-runner-token";
+
+describe("a runner that hands out the id of a job still running", () => {
+  it("write_stdin of a running job whose id the same runner gave a newer command never answers with that command's result", async () => {
+    const sid = uniqueId("review2-rerun");
+    const handle = "5001";
+    // The sandbox behind this URL restarts (its process ids start again) without a PUT: the
+    // service still holds 5001 as running, and the new command gets 5001 too.
+    await createSession(sid, {
+      runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN },
+    });
+    const old = await callTool(sid, "exec_command", { cmd: "make release", yield_time_ms: 250 });
+    expect(old.structuredContent.session_id).toBe(handle);
+    const fresh = await callTool(sid, "exec_command", { cmd: "echo hi", yield_time_ms: 250 });
+    expect(fresh.structuredContent.session_id).toBe(`${handle}:2`);
+    await fetch(`http://runner.test/_finish/${handle}`, {
+      method: "POST",
+      body: JSON.stringify({ exit_code: 0, output: "hi (the newer command's output)\n" }),
+    });
+
+    // "make release" never finished for the service; the model must not read "echo hi" as its end.
+    const poll = await callTool(sid, "write_stdin", { session_id: handle });
+    expect(poll.content[0].text).not.toContain("the newer command's output");
+    expect(poll.structuredContent.exit_code ?? null).toBeNull();
+  });
+
+  it("tasks/cancel of the older task never kills the newer command the runner gave the same id", async () => {
+    const sid = uniqueId("review2-rerun-cancel");
+    const handle = "5002";
+    await createSession(sid, {
+      runner: { url: `http://runner.test/reuse/${handle}`, token: TOKEN },
+    });
+    const created = await rpc(sid, "tools/call", {
+      name: "exec_command",
+      arguments: { cmd: "make release", yield_time_ms: 250 },
+      task: { ttl: 60_000 },
+    });
+    const taskId = created.body.result.task.taskId;
+    const fresh = await callTool(sid, "exec_command", {
+      cmd: "deploy --prod",
+      yield_time_ms: 250,
+    });
+    expect(fresh.structuredContent.session_id).toBe(`${handle}:2`);
+    await rpc(sid, "tasks/cancel", { taskId });
+    // The runner's 5002 is "deploy --prod" now: the fake runner keeps one record per id.
+    const [current] = await runnerJobs(sid);
+    expect(current.cmd).toBe("deploy --prod");
+    expect(current.killed).toBe(false);
+  });
+});
+
+describe("which runner started a job, to the millisecond", () => {
+  const runnerA = { url: "http://runner.test/a", token: TOKEN };
+  const runnerB = { url: "http://runner.test/b", token: "b-token" };
+  /** Requests within one millisecond: the object's clock stands still (the pool shares its isolate). */
+  const oneMillisecond = () => vi.spyOn(Date, "now").mockReturnValue(Date.now());
+  afterEach(() => vi.restoreAllMocks());
+
+  it("a job started by a runner that was removed is never asked of the runner named in the same millisecond after it", async () => {
+    const sid = uniqueId("review2-remove-set");
+    await createSession(sid, { runner: runnerA });
+    const runnerId = await runInDurableObject(
+      stubOf(sid) as DurableObjectStub<SessionObject>,
+      (instance: SessionObject) => {
+        oneMillisecond();
+        instance.setRunner({ runner: runnerA });
+        const context = instance.toolContext();
+        if (!context.ok || context.value.runner === null) throw new Error("no runner");
+        const reserved = instance.reserveJob({
+          handle: "7001",
+          command: "make release",
+          startedBy: { runnerSetAt: context.value.runner.setAt },
+        });
+        if (!reserved.ok) throw new Error(reserved.detail);
+        instance.setRunner({ runner: null });
+        instance.setRunner({ runner: runnerB });
+        const found = instance.toolJob({ handle: "7001" });
+        if (!found.ok) throw new Error(found.detail);
+        return found.value.runnerId;
+      },
+    );
+    // Runner B's 7001 is another command, maybe another session's: the job is runner A's.
+    expect(runnerId).toBeNull();
+  });
+
+  it("a job the REST API reserved before a PUT in the same millisecond is never asked of the new runner", async () => {
+    const sid = uniqueId("review2-rest-same-ms");
+    await createSession(sid, { runner: runnerA });
+    const runnerId = await runInDurableObject(
+      stubOf(sid) as DurableObjectStub<SessionObject>,
+      (instance: SessionObject) => {
+        oneMillisecond();
+        const reserved = instance.reserveJob({ handle: "7002", command: "make release" });
+        if (!reserved.ok) throw new Error(reserved.detail);
+        instance.setRunner({ runner: runnerB });
+        const found = instance.toolJob({ handle: "7002" });
+        if (!found.ok) throw new Error(found.detail);
+        return found.value.runnerId;
+      },
+    );
+    // Reserved while runner A was the session's: runner B never started it.
+    expect(runnerId).toBeNull();
+  });
+});
