@@ -1,10 +1,11 @@
 // Failing tests for MCP bugs a second review found: which runner a job is asked of, when the runner
 // numbers its processes again without a PUT, when a runner is removed and another named in the same
-// millisecond, and when the REST API reserved the job in the millisecond before a PUT.
+// millisecond, when the REST API reserved the job in the millisecond before a PUT, and when a kit
+// reserved it for a runner of its own while the session's runner serves other sessions.
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SessionObject } from "../../src/session-object/session-object";
-import { createSession, stubOf, uniqueId } from "../support/api";
+import { createSession, reserve, stubOf, uniqueId } from "../support/api";
 import { callTool, rpc, runnerJobs } from "../support/mcp";
 
 const TOKEN = "review2-runner-token";
@@ -55,6 +56,33 @@ describe("a runner that hands out the id of a job still running", () => {
     const [current] = await runnerJobs(sid);
     expect(current.cmd).toBe("deploy --prod");
     expect(current.killed).toBe(false);
+  });
+});
+
+describe("a job the REST API reserved, its kit's commands on a runner of its own", () => {
+  it("write_stdin of its handle never reads or writes the process another session holds under that id on the session's runner", async () => {
+    const handle = "9001";
+    const a = uniqueId("review2-rest-a");
+    const b = uniqueId("review2-rest-b");
+    // One runner serves both sessions' MCP tools; it numbers its processes as every runner does.
+    const shared = { url: `http://runner.test/reuse/${handle}`, token: TOKEN };
+    await createSession(a, { runner: shared });
+    await createSession(b, { runner: shared });
+    // Session a's kit runs its commands on its own runner and reserves that runner's id 9001.
+    await reserve(a, handle, "npm test");
+    // On the shared runner, 9001 is session b's command.
+    const started = await callTool(b, "exec_command", {
+      cmd: "print-b-secrets",
+      yield_time_ms: 250,
+    });
+    expect(started.structuredContent.session_id).toBe(handle);
+    await fetch(`http://runner.test/_finish/${handle}`, {
+      method: "POST",
+      body: JSON.stringify({ exit_code: 0, output: "b's secret output\n" }),
+    });
+
+    const poll = await callTool(a, "write_stdin", { session_id: handle, chars: "rm -rf .\n" });
+    expect(poll.content[0].text).not.toContain("b's secret output");
   });
 });
 
