@@ -139,3 +139,26 @@ describe("which runner started a job, to the millisecond", () => {
     expect(runnerId).toBeNull();
   });
 });
+
+describe("tasks/list over tasks that hold large answers", () => {
+  it("tasks/list pages a dozen tasks whose quick commands printed control characters (terminal colours) at the output cap", async () => {
+    const sid = uniqueId("review2-list-heavy");
+    // This runner answers every command at once with the largest output, every byte a control
+    // character that JSON writes as six (as ANSI colour codes partly are).
+    await createSession(sid, {
+      runner: { url: "http://runner.test/hostile/escaped", token: TOKEN },
+    });
+    for (let n = 0; n < 12; n += 1) {
+      const created = await rpc(sid, "tools/call", {
+        name: "exec_command",
+        arguments: { cmd: `make test-${n}` },
+        task: { ttl: 60_000 },
+      });
+      expect(created.body.result.task.status).toBe("completed");
+    }
+    const list = await rpc(sid, "tasks/list", {});
+    // The list carries no results: the tasks' stored answers need not cross to the Worker at all.
+    expect(list.body.error, JSON.stringify(list.body).slice(0, 300)).toBeUndefined();
+    expect(list.body.result.tasks).toHaveLength(12);
+  }, 60_000);
+});
