@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SessionObject } from "../../src/session-object/session-object";
-import { createSession, reserve, stubOf, uniqueId } from "../support/api";
+import { call, createSession, reserve, stubOf, uniqueId } from "../support/api";
 import { callTool, rpc, runnerJobs } from "../support/mcp";
 
 const TOKEN = "review2-runner-token";
@@ -161,4 +161,21 @@ describe("tasks/list over tasks that hold large answers", () => {
     expect(list.body.error, JSON.stringify(list.body).slice(0, 300)).toBeUndefined();
     expect(list.body.result.tasks).toHaveLength(12);
   }, 60_000);
+});
+
+describe("a command whose callback the runner would not arm", () => {
+  it("a job whose callback could not be armed does not stay running for ever with no runner to report it", async () => {
+    const sid = uniqueId("review2-noarm");
+    await createSession(sid, { runner: { url: "http://runner.test/noarm", token: TOKEN } });
+    const answer = await callTool(sid, "exec_command", { cmd: "make release", yield_time_ms: 250 });
+    expect(answer.isError).toBe(true);
+    expect(answer.content[0].text).toContain("asked to stop");
+    // The command was stopped and nothing will ever post its result: no heartbeat timeout is
+    // configured here, so a job left running holds a running-jobs slot and says "running" for ever.
+    const jobs = (await call("GET", `/v1/sessions/${sid}/exec-jobs`)).body.jobs;
+    const stranded = jobs.filter(
+      (job: any) => job.status === "running" && job.heartbeat_timeout_ms === null,
+    );
+    expect(stranded).toEqual([]);
+  });
 });
