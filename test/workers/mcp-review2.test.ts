@@ -179,3 +179,24 @@ describe("a command whose callback the runner would not arm", () => {
     expect(stranded).toEqual([]);
   });
 });
+
+describe("a PUT …/runner sent again", () => {
+  it("the same runner named again (an idempotent PUT retried) still answers for the commands it runs", async () => {
+    const sid = uniqueId("review2-put-again");
+    const runner = { url: "http://runner.test", token: TOKEN };
+    await createSession(sid, { runner });
+    const started = await callTool(sid, "exec_command", {
+      cmd: "make release",
+      yield_time_ms: 250,
+    });
+    const handle = started.structuredContent.session_id;
+    // A client retries its PUT after a dropped answer: the same URL and the same token.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      expect((await call("PUT", `/v1/sessions/${sid}/runner`, { body: runner })).status).toBe(200);
+    }
+    const poll = await callTool(sid, "write_stdin", { session_id: handle });
+    // Nothing was replaced: the runner that started it is asked, not "replaced".
+    expect(poll.content[0].text).not.toContain("replaced");
+    expect(poll.structuredContent.runner_answered).toBeUndefined();
+  });
+});
