@@ -1,12 +1,13 @@
 // Failing tests for MCP bugs a second review found: which runner a job is asked of, when the runner
 // numbers its processes again without a PUT, when a runner is removed and another named in the same
 // millisecond, when the REST API reserved the job in the millisecond before a PUT, and when a kit
-// reserved it for a runner of its own while the session's runner serves other sessions.
+// reserved it for a runner of its own while the session's runner serves other sessions; and bounds:
+// tasks/list over large answers, a callback the runner will not arm, a retried PUT, a failing object.
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SessionObject } from "../../src/session-object/session-object";
 import { call, createSession, reserve, stubOf, uniqueId } from "../support/api";
-import { callTool, rpc, runnerJobs } from "../support/mcp";
+import { callTool, postMcp, rpc, runnerJobs } from "../support/mcp";
 
 const TOKEN = "review2-runner-token";
 
@@ -198,5 +199,40 @@ describe("a PUT …/runner sent again", () => {
     // Nothing was replaced: the runner that started it is asked, not "replaced".
     expect(poll.content[0].text).not.toContain("replaced");
     expect(poll.structuredContent.runner_answered).toBeUndefined();
+  });
+});
+
+describe("the tasks extension when the session object fails", () => {
+  const EXTENSION = {
+    "io.modelcontextprotocol/clientCapabilities": {
+      extensions: { "io.modelcontextprotocol/tasks": {} },
+    },
+  };
+
+  it("tasks/get through the extension while the session object cannot serve is a JSON-RPC error, as the plain path gives, never a 500", async () => {
+    const sid = uniqueId("review2-ext-fault");
+    await createSession(sid, { runner: { url: "http://runner.test", token: TOKEN } });
+    const created = await postMcp(sid, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "exec_command",
+        arguments: { cmd: "sleep 100", yield_time_ms: 250 },
+        _meta: EXTENSION,
+      },
+    });
+    const taskId = created.body.result.taskId;
+    // As an object restarting or over a limit: its method fails (the same stand-in as the first review's).
+    await runInDurableObject(stubOf(sid) as DurableObjectStub, (instance: object) => {
+      Reflect.set(instance, "taskRecord", undefined);
+    });
+    const got = await postMcp(
+      sid,
+      { jsonrpc: "2.0", id: 2, method: "tasks/get", params: { taskId, _meta: EXTENSION } },
+      { "mcp-name": taskId },
+    );
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body.error.code).toBe(-32603);
   });
 });
