@@ -55,7 +55,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
       door,
       sessionId: sid,
       runner: runner === null ? null : new RunnerClient(runner),
-      runnerSetAt: runner === null ? null : runner.setAt,
+      runnerSeq: runner === null ? null : runner.seq,
       willWake,
       callbackUrl: (handle: string, route: "completion" | "heartbeat") =>
         callbackUrl(c, sid, handle, route),

@@ -5,8 +5,8 @@
 // at once (exit code 0, the rest as its output). Under the base path `/hostile/<mode>` it answers
 // as a broken runner does: `huge` (10 MB), `never` (no answer for minutes), `garbage` (an HTML
 // page), `shape` (JSON of the wrong shape), `escaped` (the largest allowed output, JSON-escaped), `down` (a proxy's 502), `redirect` (a 307 to the good
-// runner). Under `/noarm` it starts commands but refuses to arm a callback. Plain JavaScript,
-// loaded as is.
+// runner). Under `/noarm` it starts commands but refuses to arm a callback; under `/mute` it
+// starts them but answers every write_stdin with garbage. Plain JavaScript, loaded as is.
 const jobs = new Map();
 
 const TEN_MB = 10 * 1024 * 1024;
@@ -60,7 +60,10 @@ export default {
     if (parts[0] === "noarm" && parts[2] === "processes" && parts[4] === "callback") {
       return json({ code: "unavailable", detail: "the journal cannot be written" }, 503);
     }
-    if (parts[0] === "noarm") {
+    if (parts[0] === "mute" && parts[1] === "v1" && parts[2] === "write_stdin") {
+      return hostile("garbage");
+    }
+    if (parts[0] === "noarm" || parts[0] === "mute") {
       url = new URL(`/${parts.slice(1).join("/")}`, url);
       parts = parts.slice(1);
     }

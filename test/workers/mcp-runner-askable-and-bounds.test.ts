@@ -107,7 +107,7 @@ describe("which runner started a job, to the millisecond", () => {
         const reserved = instance.reserveJob({
           handle: "7001",
           command: "make release",
-          startedBy: { runnerSetAt: context.value.runner.setAt },
+          startedBy: { runnerSeq: context.value.runner.seq },
         });
         if (!reserved.ok) throw new Error(reserved.detail);
         instance.setRunner({ runner: null });
