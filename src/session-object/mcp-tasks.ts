@@ -68,7 +68,8 @@ export function taskRecords(
   const records: TaskRecord[] = [];
   for (const row of page) {
     const record = recordOf(loop, row);
-    // The list carries no outputs: a task's result is tasks/result's.
+    // The list carries no outputs nor stored answers (the page left them out): a task's result
+    // is tasks/result's.
     if (record.ok) records.push({ ...record.value, job: withoutOutput(record.value.job) });
   }
   const last = page.at(-1);
