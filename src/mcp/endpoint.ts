@@ -46,6 +46,7 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
     const door: SessionDoors = {
       reserveJob: (cmd) => stub.reserveJob(cmd),
       toolJob: (cmd) => stub.toolJob(cmd),
+      endUntrackedJob: (cmd) => stub.endUntrackedJob(cmd),
       createTask: (cmd) => stub.createTask(cmd),
       taskRecord: (cmd) => stub.taskRecord(cmd),
       taskRecords: (cmd) => stub.taskRecords(cmd),

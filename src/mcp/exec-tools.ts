@@ -31,6 +31,8 @@ export interface SessionDoor {
   toolJob(cmd: {
     handle: string;
   }): Promise<Result<{ job: JobView; runnerId: string | null; unasked: Unasked | null }>>;
+  /** Ends a job no runner will report (`lost`): its callback was not armed, or its task not stored. */
+  endUntrackedJob(cmd: { handle: string }): Promise<Result<null>>;
 }
 
 export interface ToolContext {
@@ -249,6 +251,7 @@ async function background(
   });
   if (!armed.ok) {
     await runner.kill(runnerId);
+    await endUntracked(ctx, handle);
     return answered(
       toolError(
         `The command went to the background but ${runnerSilence(armed)} when asked to report its end; it was asked to stop. Check with write_stdin(session_id="${handle}").`,
@@ -256,6 +259,21 @@ async function background(
     );
   }
   return { answer: backgroundAnswer(handle, output, ctx.willWake), handle, runnerId };
+}
+
+/**
+ * Ends a job no runner will report, so it never stays running for ever; a session object that
+ * cannot serve leaves it to the operator's mark (logged, never thrown: the answer is said anyway).
+ */
+async function endUntracked(ctx: ToolContext, handle: string): Promise<void> {
+  try {
+    const ended = await ctx.door.endUntrackedJob({ handle });
+    if (!ended.ok) console.error(`MCP end of an untracked job refused: ${ended.code}`);
+  } catch (error) {
+    console.error(
+      `MCP end of an untracked job failed: ${error instanceof Error ? error.name : "error"}`,
+    );
+  }
 }
 
 /**
@@ -268,6 +286,7 @@ export async function untrackedTask(ctx: ToolContext, started: Started): Promise
     return `${base}; the command had already ended.`;
   }
   const killed = await ctx.runner.kill(started.runnerId);
+  await endUntracked(ctx, started.handle);
   return killed.ok
     ? `${base}; its command (session ID ${started.handle}) was stopped.`
     : `${base}, and its command could not be stopped: it may still be running as session ID ${started.handle}. Do not run it again blindly.`;

@@ -7,9 +7,10 @@
 
 import { fail, type Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
+import { endUntrackedRule } from "../domain/untracked";
 import type { JobView } from "../domain/view";
 import { getJob, reserveJob } from "./exec-jobs";
-import type { SessionLoop } from "./loop";
+import { newId, type SessionLoop } from "./loop";
 import { insertMcpJob, readMcpJob } from "./store/mcp-jobs";
 import { readRunner } from "./store/runner";
 
@@ -75,4 +76,17 @@ export function toolJob(
   return found.ok
     ? { ok: true, value: { job: found.value, ...askable(loop, found.value) } }
     : found;
+}
+
+/**
+ * Ends an MCP-started job whose command could not be tracked (its callback was not armed, or its
+ * task not stored): `lost`, since no runner will report it and nothing else would end it.
+ */
+export function endUntrackedJob(loop: SessionLoop, cmd: { handle: string }): Result<null> {
+  if (loop.core === null) return fail("not_found", "no such session");
+  const started = loop.store.read((sql) => readMcpJob(sql, cmd.handle));
+  if (started === null)
+    return fail("not_found", `job ${cmd.handle} was not started by the MCP tools`);
+  const ended = loop.run(endUntrackedRule, { handle: cmd.handle, resumeId: newId("rs") });
+  return ended.ok ? { ok: true, value: null } : ended;
 }

@@ -98,6 +98,10 @@ export class SessionObject extends DurableObject<Env> {
     return mcpJobs.toolJob(this.loop, cmd);
   }
 
+  endUntrackedJob(cmd: Cmd<typeof mcpJobs.endUntrackedJob>) {
+    return mcpJobs.endUntrackedJob(this.loop, cmd);
+  }
+
   getJob(cmd: Cmd<typeof execJobs.getJob>) {
     return execJobs.getJob(this.loop, cmd);
   }
