@@ -234,5 +234,8 @@ describe("the tasks extension when the session object fails", () => {
     );
     expect(got.status, JSON.stringify(got.body)).toBe(200);
     expect(got.body.error.code).toBe(-32603);
+    // A fixed sentence: nothing of the object's internals (a method it lacks, a stack) is told.
+    expect(got.body.error.message).not.toContain("RPC receiver");
+    expect(got.body.error.message).not.toContain("taskRecord");
   });
 });
