@@ -7,7 +7,6 @@ import {
   createSession,
   deliveries,
   registerRun,
-  reserve,
   suspend,
   uniqueId,
   until,
