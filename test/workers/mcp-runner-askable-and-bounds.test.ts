@@ -1,4 +1,4 @@
-// Failing tests for MCP bugs a second review found: which runner a job is asked of, when the runner
+// Which runner an MCP job is asked of, and the endpoint's bounds: when the runner
 // numbers its processes again without a PUT, when a runner is removed and another named in the same
 // millisecond, when the REST API reserved the job in the millisecond before a PUT, and when a kit
 // reserved it for a runner of its own while the session's runner serves other sessions; and bounds:
@@ -9,7 +9,7 @@ import type { SessionObject } from "../../src/session-object/session-object";
 import { call, createSession, reserve, stubOf, uniqueId } from "../support/api";
 import { callTool, postMcp, rpc, runnerJobs } from "../support/mcp";
 
-const TOKEN = "review2-runner-token";
+const TOKEN = "askable-runner-token";
 
 describe("a runner that hands out the id of a job still running", () => {
   it("write_stdin of a running job whose id the same runner gave a newer command never answers with that command's result", async () => {
