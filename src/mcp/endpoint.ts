@@ -3,6 +3,7 @@
 
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { problem } from "../../shared/problem";
 import { type AppEnv, sessionStub } from "../http/context";
 import { callbackUrl } from "../http/jobs";
@@ -20,6 +21,27 @@ const resultWaitMs = (raw: string | undefined): number => {
   const ms = Number(raw);
   return raw !== undefined && Number.isSafeInteger(ms) && ms > 0 ? ms : TASK_RESULT_WAIT_MS;
 };
+
+/** What a client is told when the session object could not serve: never its internal text. */
+const SESSION_FAULT = "The session could not serve this request just now; try again.";
+
+/**
+ * A session-object call whose fault (restarting, over a limit, a broken method) becomes the
+ * JSON-RPC internal error with a fixed message: the SDK's server answers -32603 with it, and the
+ * extension's fault is caught around it below.
+ */
+function guarded<F extends (arg: never) => Promise<unknown>>(call: F): F {
+  const safe = async (arg: never) => {
+    try {
+      return await call(arg);
+    } catch (fault) {
+      console.error(`MCP session call failed: ${fault instanceof Error ? fault.name : "error"}`);
+      throw new McpError(ErrorCode.InternalError, SESSION_FAULT);
+    }
+  };
+  // The same parameters and the same answer, or the fixed fault: F's type holds.
+  return safe as F;
+}
 
 export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
   serve(app, routes.mcp, async (c) => {
@@ -44,23 +66,30 @@ export function mcpRoutes(app: OpenAPIHono<AppEnv>): void {
     if (!session.ok) return problem(session.code, session.detail);
     const { runner, willWake } = session.value;
     const door: SessionDoors = {
-      reserveJob: (cmd) => stub.reserveJob(cmd),
-      toolJob: (cmd) => stub.toolJob(cmd),
-      createTask: (cmd) => stub.createTask(cmd),
-      taskRecord: (cmd) => stub.taskRecord(cmd),
-      taskRecords: (cmd) => stub.taskRecords(cmd),
-      cancelTask: (cmd) => stub.cancelTask(cmd),
+      reserveJob: guarded<SessionDoors["reserveJob"]>((cmd) => stub.reserveJob(cmd)),
+      toolJob: guarded<SessionDoors["toolJob"]>((cmd) => stub.toolJob(cmd)),
+      endUntrackedJob: guarded<SessionDoors["endUntrackedJob"]>((cmd) => stub.endUntrackedJob(cmd)),
+      createTask: guarded<SessionDoors["createTask"]>((cmd) => stub.createTask(cmd)),
+      taskRecord: guarded<SessionDoors["taskRecord"]>((cmd) => stub.taskRecord(cmd)),
+      taskRecords: guarded<SessionDoors["taskRecords"]>((cmd) => stub.taskRecords(cmd)),
+      cancelTask: guarded<SessionDoors["cancelTask"]>((cmd) => stub.cancelTask(cmd)),
     };
     const context = {
       door,
       sessionId: sid,
       runner: runner === null ? null : new RunnerClient(runner),
-      runnerSetAt: runner === null ? null : runner.setAt,
+      runnerSeq: runner === null ? null : runner.seq,
       willWake,
       callbackUrl: (handle: string, route: "completion" | "heartbeat") =>
         callbackUrl(c, sid, handle, route),
     };
-    const extension = await servedByExtension(checked.message, c.req.raw.headers, context);
+    let extension: Response | null;
+    try {
+      extension = await servedByExtension(checked.message, c.req.raw.headers, context);
+    } catch {
+      const id = (checked.message as { id?: unknown }).id;
+      return jsonRpcError(200, id, ErrorCode.InternalError, SESSION_FAULT);
+    }
     if (extension !== null) return extension;
     const server = mcpServer(context, resultWaitMs(c.env.MCP_RESULT_WAIT_MS));
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -7,6 +7,7 @@ import { jobOutcomeLine, outcomeLine, shownExitCode } from "../../shared/outcome
 import type { Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
 import type { JobView } from "../domain/view";
+import type { Unasked } from "../session-object/mcp-jobs";
 import type { RunnerClient, RunnerFailure } from "./runner-client";
 import type { ExecCommandArgs, WriteStdinArgs } from "./tool-inputs";
 
@@ -24,10 +25,14 @@ export interface SessionDoor {
   reserveJob(cmd: {
     handle: string;
     command: string;
-    startedBy?: { runnerSetAt: number };
+    startedBy?: { runnerSeq: number };
   }): Promise<Result<{ job: JobView; token: string; created: boolean }>>;
-  /** The job, and the runner's id of it when the current runner started it (else null). */
-  toolJob(cmd: { handle: string }): Promise<Result<{ job: JobView; runnerId: string | null }>>;
+  /** The job, and the runner's id of it when the current runner may be asked (else why not). */
+  toolJob(cmd: {
+    handle: string;
+  }): Promise<Result<{ job: JobView; runnerId: string | null; unasked: Unasked | null }>>;
+  /** Ends a job no runner will report (`lost`): its callback was not armed, or its task not stored. */
+  endUntrackedJob(cmd: { handle: string }): Promise<Result<null>>;
 }
 
 export interface ToolContext {
@@ -36,8 +41,8 @@ export interface ToolContext {
   readonly sessionId: string;
   /** null: the session names no runner. */
   readonly runner: RunnerClient | null;
-  /** When the current runner was set: which runner a job was started by. */
-  readonly runnerSetAt: number | null;
+  /** The current runner's sequence number: which runner a job was started by. */
+  readonly runnerSeq: number | null;
   readonly willWake: boolean;
   readonly callbackUrl: (handle: string, route: "completion" | "heartbeat") => string;
 }
@@ -68,9 +73,16 @@ const runnerSilence = (failure: RunnerFailure): string => {
   }
 };
 
-/** Why a job's runner is not asked about it: the runner that started it was replaced. */
-export const RUNNER_REPLACED =
-  "the runner that started it was replaced, so it cannot be asked (its result still arrives if that runner reports it)";
+/** Why a running job's runner is not asked about it, as the model reads it. */
+export const UNASKED: Record<Unasked, string> = {
+  no_runner: "this session names no runner now",
+  not_started_here:
+    "it was not started through this endpoint, so the session's runner is not asked about it (its result arrives when whoever runs it reports it)",
+  replaced:
+    "the runner that started it was replaced, so it cannot be asked (its result still arrives if that runner reports it)",
+  superseded:
+    "the runner has since given its session ID to a newer command, so it cannot be asked about this one (its result still arrives if the runner reports it)",
+};
 
 /** A command that outlived its yield, reserved and armed: the answer the model reads. */
 export function backgroundAnswer(handle: string, output: string, willWake: boolean): ToolAnswer {
@@ -156,7 +168,7 @@ export interface Started {
 const answered = (answer: ToolAnswer): Started => ({ answer, handle: null, runnerId: null });
 
 export async function startCommand(ctx: ToolContext, args: ExecCommandArgs): Promise<Started> {
-  if (ctx.runner === null || ctx.runnerSetAt === null) return answered(toolError(NO_RUNNER));
+  if (ctx.runner === null || ctx.runnerSeq === null) return answered(toolError(NO_RUNNER));
   const started = await ctx.runner.execCommand({
     cmd: args.cmd,
     workspace: ctx.sessionId,
@@ -184,7 +196,7 @@ export async function startCommand(ctx: ToolContext, args: ExecCommandArgs): Pro
       ),
     );
   }
-  return background(ctx, ctx.runner, ctx.runnerSetAt, args.cmd, runnerId, answer.output);
+  return background(ctx, ctx.runner, ctx.runnerSeq, args.cmd, runnerId, answer.output);
 }
 
 /** What the model is told of a command stopped because the service could not track it. */
@@ -205,7 +217,7 @@ async function stopped(runner: RunnerClient, runnerId: string, why: string): Pro
 async function background(
   ctx: ToolContext,
   runner: RunnerClient,
-  runnerSetAt: number,
+  runnerSeq: number,
   command: string,
   runnerId: string,
   output: string,
@@ -215,7 +227,7 @@ async function background(
     reserved = await ctx.door.reserveJob({
       handle: runnerId,
       command,
-      startedBy: { runnerSetAt },
+      startedBy: { runnerSeq },
     });
   } catch (error) {
     // The session object could not serve (restarting, over a limit): the command must not run on.
@@ -240,6 +252,7 @@ async function background(
   });
   if (!armed.ok) {
     await runner.kill(runnerId);
+    await endUntracked(ctx, handle);
     return answered(
       toolError(
         `The command went to the background but ${runnerSilence(armed)} when asked to report its end; it was asked to stop. Check with write_stdin(session_id="${handle}").`,
@@ -247,6 +260,21 @@ async function background(
     );
   }
   return { answer: backgroundAnswer(handle, output, ctx.willWake), handle, runnerId };
+}
+
+/**
+ * Ends a job no runner will report, so it never stays running for ever; a session object that
+ * cannot serve leaves it to the operator's mark (logged, never thrown: the answer is said anyway).
+ */
+async function endUntracked(ctx: ToolContext, handle: string): Promise<void> {
+  try {
+    const ended = await ctx.door.endUntrackedJob({ handle });
+    if (!ended.ok) console.error(`MCP end of an untracked job refused: ${ended.code}`);
+  } catch (error) {
+    console.error(
+      `MCP end of an untracked job failed: ${error instanceof Error ? error.name : "error"}`,
+    );
+  }
 }
 
 /**
@@ -259,6 +287,7 @@ export async function untrackedTask(ctx: ToolContext, started: Started): Promise
     return `${base}; the command had already ended.`;
   }
   const killed = await ctx.runner.kill(started.runnerId);
+  await endUntracked(ctx, started.handle);
   return killed.ok
     ? `${base}; its command (session ID ${started.handle}) was stopped.`
     : `${base}, and its command could not be stopped: it may still be running as session ID ${started.handle}. Do not run it again blindly.`;
@@ -274,12 +303,13 @@ export async function writeStdin(ctx: ToolContext, args: WriteStdinArgs): Promis
       ? toolError(`The result of session ID ${handle} is no longer kept.`)
       : unknown;
   }
-  const { job, runnerId } = found.value;
+  const { job, runnerId, unasked } = found.value;
   // The stored result stands: the runner is not asked, and may be gone.
   if (job.status !== "running") return finishedAnswer({ ...job, status: job.status });
-  if (ctx.runner === null) return progressAnswer(job, "this session names no runner now");
-  // A replaced runner's ids may name another command, even another session's: never asked.
-  if (runnerId === null) return progressAnswer(job, RUNNER_REPLACED);
+  if (ctx.runner === null) return progressAnswer(job, UNASKED.no_runner);
+  // An id the runner gave another command (a replaced runner's, a reused one, a kit's own
+  // runner's) may name another process, even another session's: never asked.
+  if (runnerId === null) return progressAnswer(job, UNASKED[unasked ?? "not_started_here"]);
   const polled = await ctx.runner.writeStdin({
     session_id: runnerId,
     chars: args.chars,

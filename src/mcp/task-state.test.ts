@@ -106,6 +106,13 @@ describe("an inline answer as a task row keeps it", () => {
     expect(back.content[0]?.text).toContain("bytes omitted");
   });
 
+  it("a task holding its own answer is completed with the answer's outcome line as its message", () => {
+    const stored = storedAnswer(answer("built 12 targets"));
+    const task = taskOf(record({ handle: null, job: null, result: stored, runnerId: null }), T0);
+    expect(task.status).toBe("completed");
+    expect(task.statusMessage).toBe("exited with code 0");
+  });
+
   it("keeps a tool error without structured content as it is", () => {
     const error = { content: [{ type: "text" as const, text: "no runner" }], isError: true };
     const back = resultOf(

@@ -69,6 +69,10 @@ export function taskOf(record: TaskRecord, now: number): TaskShape {
         : "cancelled by the client";
   } else if (job !== null && job.status !== "running") {
     task.statusMessage = jobOutcomeLine(job);
+  } else if (record.result !== null) {
+    // A command that ended within its yield: its answer's first line is the outcome.
+    const first = (answerOfStored(record.result).content[0]?.text ?? "").split("\n", 1)[0] ?? "";
+    if (first !== "") task.statusMessage = first.slice(0, MESSAGE_MAX_CHARS);
   }
   return task;
 }

@@ -86,7 +86,7 @@ function createNow(loop: SessionLoop, cmd: CreateCmd): Result<SessionView> {
   });
   if (!result.ok) return result;
   // In the same synchronous step as the create: no request sees the session without its runner.
-  if (runner !== null) loop.store.transaction((sql) => writeRunner(sql, runner, Date.now()));
+  if (runner !== null) loop.store.transaction((sql) => writeRunner(sql, runner));
   // A new lifetime holds no job and no inbox item: its view needs no count, so nothing after the
   // commit can fail it (a create answered 503 past the heap ceiling committed nothing).
   const core = loop.core;
@@ -133,7 +133,7 @@ export function setRunner(
   cmd: { runner: SessionRunner | null },
 ): Result<SessionView> {
   if (loop.core === null) return fail("not_found", "no such session");
-  loop.store.transaction((sql) => writeRunner(sql, cmd.runner, Date.now()));
+  loop.store.transaction((sql) => writeRunner(sql, cmd.runner));
   return viewOf(loop, loop.core);
 }
 

@@ -1,14 +1,16 @@
 // The jobs the MCP tools start and poll. A job's handle is the runner's id of its command, except
 // when the session already holds a job under that id (a replaced runner numbers its processes
 // again): the new job then takes the first free `<id>:<n>`, and the runner's id is kept beside it.
-// Only the runner that started a job is ever asked about it: a replaced runner's ids may name
-// another command, even another session's.
+// Only the runner that started a job is ever asked about it, and only while its id still names that
+// job: a replaced runner's ids may name another command, even another session's; a job the REST
+// API reserved was started by a runner the session may not name at all.
 
 import { fail, type Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
+import { endUntrackedRule } from "../domain/untracked";
 import type { JobView } from "../domain/view";
 import { getJob, reserveJob } from "./exec-jobs";
-import type { SessionLoop } from "./loop";
+import { newId, type SessionLoop } from "./loop";
 import { insertMcpJob, readMcpJob } from "./store/mcp-jobs";
 import { readRunner } from "./store/runner";
 
@@ -18,12 +20,13 @@ const MAX_SUFFIX = 64;
 type Reserved = ReturnType<typeof reserveJob>;
 
 /**
- * Reserves the job of a command the runner (set at `runnerSetAt`) started as `runnerId`: never an
+ * Reserves the job of a command the runner (its `runnerSeq`) started as `runnerId`: never an
  * existing job, since the service asks the runner once per tool call (a held id is a collision).
+ * An older job that runner started under the same id is marked superseded in the same step.
  */
 export function reserveToolJob(
   loop: SessionLoop,
-  cmd: { runnerId: string; command: string; runnerSetAt: number },
+  cmd: { runnerId: string; command: string; runnerSeq: number },
 ): Reserved {
   if (loop.core === null) return fail("not_found", "no such session");
   for (let n = 1; n <= MAX_SUFFIX; n += 1) {
@@ -35,25 +38,32 @@ export function reserveToolJob(
     const reserved = reserveJob(loop, { handle, command: cmd.command });
     if (!reserved.ok) return reserved;
     loop.store.transaction((sql) =>
-      insertMcpJob(sql, { handle, runnerId: cmd.runnerId, runnerSetAt: cmd.runnerSetAt }),
+      insertMcpJob(sql, { handle, runnerId: cmd.runnerId, runnerSeq: cmd.runnerSeq }),
     );
     return reserved;
   }
   return fail("job_conflict", `no free handle for the runner's session ID ${cmd.runnerId}`);
 }
 
+/** Why a running job's runner is not asked about it. */
+export type Unasked = "no_runner" | "not_started_here" | "replaced" | "superseded";
+
+/** Who may be asked about a job: the runner's id of it, or why no runner is. */
+export type Askable = { runnerId: string; unasked: null } | { runnerId: null; unasked: Unasked };
+
 /**
- * The runner's id of `job` when the session's current runner started it, else null: an
- * MCP-started job by the runner it recorded, a job the REST API reserved by whether it was
- * reserved after the current runner was set.
+ * The runner's id of `job` when the session's current runner started it through this endpoint
+ * and has not given that id to a newer command since; else why not.
  */
-export function currentRunnerId(loop: SessionLoop, job: JobView): string | null {
-  return loop.store.read((sql) => {
-    const runner = readRunner(sql);
-    if (runner === null) return null;
+export function askable(loop: SessionLoop, job: JobView): Askable {
+  return loop.store.read((sql): Askable => {
     const started = readMcpJob(sql, job.handle);
-    if (started !== null) return started.runnerSetAt === runner.setAt ? started.runnerId : null;
-    return Date.parse(job.reserved_at) >= runner.setAt ? job.handle : null;
+    if (started === null) return { runnerId: null, unasked: "not_started_here" };
+    const runner = readRunner(sql);
+    if (runner === null) return { runnerId: null, unasked: "no_runner" };
+    if (started.runnerSeq !== runner.seq) return { runnerId: null, unasked: "replaced" };
+    if (started.superseded) return { runnerId: null, unasked: "superseded" };
+    return { runnerId: started.runnerId, unasked: null };
   });
 }
 
@@ -61,9 +71,22 @@ export function currentRunnerId(loop: SessionLoop, job: JobView): string | null 
 export function toolJob(
   loop: SessionLoop,
   cmd: { handle: string },
-): Result<{ job: JobView; runnerId: string | null }> {
+): Result<{ job: JobView } & Askable> {
   const found = getJob(loop, cmd);
   return found.ok
-    ? { ok: true, value: { job: found.value, runnerId: currentRunnerId(loop, found.value) } }
+    ? { ok: true, value: { job: found.value, ...askable(loop, found.value) } }
     : found;
+}
+
+/**
+ * Ends an MCP-started job whose command could not be tracked (its callback was not armed, or its
+ * task not stored): `lost`, since no runner will report it and nothing else would end it.
+ */
+export function endUntrackedJob(loop: SessionLoop, cmd: { handle: string }): Result<null> {
+  if (loop.core === null) return fail("not_found", "no such session");
+  const started = loop.store.read((sql) => readMcpJob(sql, cmd.handle));
+  if (started === null)
+    return fail("not_found", `job ${cmd.handle} was not started by the MCP tools`);
+  const ended = loop.run(endUntrackedRule, { handle: cmd.handle, resumeId: newId("rs") });
+  return ended.ok ? { ok: true, value: null } : ended;
 }

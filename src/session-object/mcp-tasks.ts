@@ -6,7 +6,7 @@ import { fail, type Result } from "../domain/errors";
 import type { JobView } from "../domain/view";
 import { cancel, getJob } from "./exec-jobs";
 import { newId, type SessionLoop } from "./loop";
-import { currentRunnerId } from "./mcp-jobs";
+import { askable } from "./mcp-jobs";
 import { insertTask, markCancelled, readTask, type TaskRow, taskPage } from "./store/mcp-tasks";
 
 /** A task with its job as it is now (null when the task holds its own answer). */
@@ -46,7 +46,7 @@ function recordOf(loop: SessionLoop, row: TaskRow): Result<TaskRecord> {
   return job.ok
     ? {
         ok: true,
-        value: { ...row, job: job.value, ttlMs, runnerId: currentRunnerId(loop, job.value) },
+        value: { ...row, job: job.value, ttlMs, runnerId: askable(loop, job.value).runnerId },
       }
     : fail("not_found", UNKNOWN);
 }
@@ -68,7 +68,8 @@ export function taskRecords(
   const records: TaskRecord[] = [];
   for (const row of page) {
     const record = recordOf(loop, row);
-    // The list carries no outputs: a task's result is tasks/result's.
+    // The list carries no outputs nor stored answers (the page left them out): a task's result
+    // is tasks/result's.
     if (record.ok) records.push({ ...record.value, job: withoutOutput(record.value.job) });
   }
   const last = page.at(-1);

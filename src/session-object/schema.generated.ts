@@ -116,9 +116,10 @@ CREATE TABLE IF NOT EXISTS audit_events (
       );
 CREATE TABLE IF NOT EXISTS runner (
         only INTEGER PRIMARY KEY CHECK (only = 1),
-        url TEXT NOT NULL,
-        token TEXT NOT NULL,
-        set_at INTEGER NOT NULL
+        url TEXT,
+        token TEXT,
+        seq INTEGER NOT NULL,
+        CHECK ((url IS NULL) = (token IS NULL))
       );
 CREATE TABLE IF NOT EXISTS mcp_tasks (
         task_id TEXT PRIMARY KEY,
@@ -132,7 +133,8 @@ CREATE TABLE IF NOT EXISTS mcp_tasks (
 CREATE TABLE IF NOT EXISTS mcp_jobs (
         handle TEXT PRIMARY KEY,
         runner_id TEXT NOT NULL,
-        runner_set_at INTEGER NOT NULL
+        runner_seq INTEGER NOT NULL,
+        superseded INTEGER NOT NULL DEFAULT 0 CHECK (superseded IN (0, 1))
       ) WITHOUT ROWID;
 `,
 } as const;

@@ -82,7 +82,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The REST reservation, or (`startedBy`) an MCP tool's, whose handle may differ from its id. */
   reserveJob(
-    cmd: Cmd<typeof execJobs.reserveJob> & { startedBy?: { runnerSetAt: number } | undefined },
+    cmd: Cmd<typeof execJobs.reserveJob> & { startedBy?: { runnerSeq: number } | undefined },
   ) {
     const { startedBy, ...rest } = cmd;
     return startedBy === undefined
@@ -90,12 +90,16 @@ export class SessionObject extends DurableObject<Env> {
       : mcpJobs.reserveToolJob(this.loop, {
           runnerId: rest.handle,
           command: rest.command,
-          runnerSetAt: startedBy.runnerSetAt,
+          runnerSeq: startedBy.runnerSeq,
         });
   }
 
   toolJob(cmd: Cmd<typeof mcpJobs.toolJob>) {
     return mcpJobs.toolJob(this.loop, cmd);
+  }
+
+  endUntrackedJob(cmd: Cmd<typeof mcpJobs.endUntrackedJob>) {
+    return mcpJobs.endUntrackedJob(this.loop, cmd);
   }
 
   getJob(cmd: Cmd<typeof execJobs.getJob>) {

@@ -5,7 +5,8 @@
 // at once (exit code 0, the rest as its output). Under the base path `/hostile/<mode>` it answers
 // as a broken runner does: `huge` (10 MB), `never` (no answer for minutes), `garbage` (an HTML
 // page), `shape` (JSON of the wrong shape), `escaped` (the largest allowed output, JSON-escaped), `down` (a proxy's 502), `redirect` (a 307 to the good
-// runner). Plain JavaScript, loaded as is.
+// runner). Under `/noarm` it starts commands but refuses to arm a callback; under `/mute` it
+// starts them but answers every write_stdin with garbage. Plain JavaScript, loaded as is.
 const jobs = new Map();
 
 const TEN_MB = 10 * 1024 * 1024;
@@ -54,6 +55,18 @@ export default {
     let url = new URL(request.url);
     let parts = url.pathname.split("/").filter(Boolean);
     if (parts[0] === "hostile") return hostile(parts[1]);
+    // Under `/noarm` the runner starts commands but refuses to arm their callbacks (a full disk
+    // for its journal, say): 503 with a problem.
+    if (parts[0] === "noarm" && parts[2] === "processes" && parts[4] === "callback") {
+      return json({ code: "unavailable", detail: "the journal cannot be written" }, 503);
+    }
+    if (parts[0] === "mute" && parts[1] === "v1" && parts[2] === "write_stdin") {
+      return hostile("garbage");
+    }
+    if (parts[0] === "noarm" || parts[0] === "mute") {
+      url = new URL(`/${parts.slice(1).join("/")}`, url);
+      parts = parts.slice(1);
+    }
     // Under `/reuse/<handle>` the runner names every background command <handle>, as a replaced
     // sandbox whose process ids start again does.
     let reuse = null;

@@ -7,7 +7,6 @@ import {
   createSession,
   deliveries,
   registerRun,
-  reserve,
   suspend,
   uniqueId,
   until,
@@ -185,14 +184,15 @@ describe("write_stdin", () => {
   });
 
   it("a running job whose runner does not answer gets its last progress and a plain sentence", async () => {
-    // The job is reserved after the runner was set: that runner is asked, and answers garbage.
+    // The runner started the job through the endpoint, so it is asked, and answers garbage.
     const sid = await sessionWithRunner("mcp-silent", {
-      runner: { url: "http://runner.test/hostile/garbage", token: "t" },
+      runner: { url: "http://runner.test/mute", token: "t" },
     });
-    const handle = "h-silent";
-    const reserved = await reserve(sid, handle, "sleep 5");
+    const started = await callTool(sid, "exec_command", { cmd: "sleep 5", yield_time_ms: 250 });
+    const handle = started.structuredContent.session_id;
+    const [armed] = await runnerJobs(sid);
     const beat = await call("POST", `/v1/sessions/${sid}/exec-jobs/${handle}/heartbeat`, {
-      token: reserved.callback.token,
+      token: armed.callback.token,
       body: { output_tail: "step 3 of 9\n", output_bytes_total: 120 },
     });
     expect(beat.status).toBe(200);

@@ -8,7 +8,8 @@ export const MIGRATION_15: Migration = {
   // A task's state is read from its job at every request; the row keeps only what the job does
   // not: its id, its order, an answer no job holds, and the client's cancel. A job's handle is the
   // runner's id unless the session already held that id (a replaced runner numbers again): then
-  // \`mcp_jobs\` keeps the runner's id, and the runner (its \`set_at\`) that may be asked about it.
+  // \`mcp_jobs\` keeps the runner's id, and the runner (its \`seq\`) that may be asked about it; \`superseded\` marks a job whose id that
+  // same runner has since given a newer command, so the runner is never asked about it again.
   sql: `
       CREATE TABLE mcp_tasks (
         task_id TEXT PRIMARY KEY,
@@ -22,7 +23,8 @@ export const MIGRATION_15: Migration = {
       CREATE TABLE mcp_jobs (
         handle TEXT PRIMARY KEY,
         runner_id TEXT NOT NULL,
-        runner_set_at INTEGER NOT NULL
+        runner_seq INTEGER NOT NULL,
+        superseded INTEGER NOT NULL DEFAULT 0 CHECK (superseded IN (0, 1))
       ) WITHOUT ROWID;
     `,
 };

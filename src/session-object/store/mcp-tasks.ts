@@ -7,6 +7,7 @@ export interface TaskRow {
   readonly seq: number;
   /** The job the task follows; null when the command ended within its yield (`result` holds it). */
   readonly handle: string | null;
+  /** The stored answer; null also in a page of the list, which leaves it out. */
   readonly result: string | null;
   readonly createdAt: number;
   readonly cancelledAt: number | null;
@@ -69,11 +70,15 @@ export function readTask(sql: SqlStorage, taskId: string): TaskRow | null {
   return row === undefined ? null : fromRow(row);
 }
 
-/** The tasks after `afterSeq`, oldest first, at most `limit`. */
+/**
+ * The tasks after `afterSeq`, oldest first, at most `limit`, without their stored answers
+ * (`result` null): a list shows no results, and a page of them could pass the RPC's 32 MiB.
+ */
 export function taskPage(sql: SqlStorage, afterSeq: number, limit: number): TaskRow[] {
   return sql
     .exec<Row>(
-      `SELECT ${COLUMNS} FROM mcp_tasks WHERE seq > ? ORDER BY seq LIMIT ?`,
+      `SELECT task_id, seq, handle, NULL AS result, created_at, cancelled_at
+         FROM mcp_tasks WHERE seq > ? ORDER BY seq LIMIT ?`,
       afterSeq,
       limit,
     )

@@ -1,4 +1,4 @@
-// The session's runner row: its base URL, bearer token and when it was set. Which URL may be named
+// The session's runner row: its base URL, bearer token and sequence number. Which URL may be named
 // is the HTTP layer's check; the token leaves this object only for the calls the service makes to
 // the runner.
 
@@ -8,33 +8,38 @@ export interface SessionRunner {
   readonly token: string;
 }
 
-/** The runner as stored: `setAt` tells it apart from the runners it replaced. */
+/** The runner as stored: `seq` tells it apart from every runner named before it. */
 export interface StoredRunner extends SessionRunner {
-  readonly setAt: number;
+  readonly seq: number;
 }
 
 export function readRunner(sql: SqlStorage): StoredRunner | null {
   const row = sql
-    .exec<{ url: string; token: string; set_at: number }>("SELECT url, token, set_at FROM runner")
+    .exec<{ url: string | null; token: string | null; seq: number }>(
+      "SELECT url, token, seq FROM runner",
+    )
     .toArray()[0];
-  return row === undefined ? null : { url: row.url, token: row.token, setAt: row.set_at };
+  return row === undefined || row.url === null || row.token === null
+    ? null
+    : { url: row.url, token: row.token, seq: row.seq };
 }
 
 /**
- * Replaces the runner, or removes it (null). `set_at` grows with every replacement, even two in
- * one millisecond: a job started by the runner before is never taken for the new one's.
+ * Names the runner, or removes it (null). The row stays when the runner is removed, so `seq` never
+ * starts again: it grows for every runner named, except when the runner named now is named again with the
+ * same token (a retried PUT), whose jobs stay its own.
  */
-export function writeRunner(sql: SqlStorage, runner: SessionRunner | null, now: number): void {
+export function writeRunner(sql: SqlStorage, runner: SessionRunner | null): void {
   if (runner === null) {
-    sql.exec("DELETE FROM runner");
+    sql.exec("UPDATE runner SET url = NULL, token = NULL");
     return;
   }
   sql.exec(
-    `INSERT INTO runner (only, url, token, set_at) VALUES (1, ?, ?, ?)
+    `INSERT INTO runner (only, url, token, seq) VALUES (1, ?, ?, 1)
        ON CONFLICT (only) DO UPDATE SET url = excluded.url, token = excluded.token,
-         set_at = MAX(excluded.set_at, runner.set_at + 1)`,
+         seq = CASE WHEN runner.url IS excluded.url AND runner.token IS excluded.token
+                    THEN runner.seq ELSE runner.seq + 1 END`,
     runner.url,
     runner.token,
-    now,
   );
 }
