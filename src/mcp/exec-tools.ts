@@ -1,6 +1,6 @@
-// The MCP tools `exec_command` and `write_stdin`: the runner runs the command, the session object
-// keeps the job. A background command is reserved and its callback armed before the model hears
-// of it; a finished one is read back from the session, never from a runner that may be gone.
+// The MCP tool `exec_command` and the answers both tools give: the runner runs the command, the
+// session object keeps the job. A background command is reserved and its callback armed before the
+// model hears of it. `write_stdin` is write-stdin.ts.
 
 import { backgroundNote } from "../../shared/background-note";
 import { jobOutcomeLine, outcomeLine, shownExitCode } from "../../shared/outcome-line";
@@ -9,7 +9,7 @@ import { ID_PATTERN } from "../domain/schemas";
 import type { JobView } from "../domain/view";
 import type { Unasked } from "../session-object/mcp-jobs";
 import type { RunnerClient, RunnerFailure } from "./runner-client";
-import type { ExecCommandArgs, WriteStdinArgs } from "./tool-inputs";
+import type { ExecCommandArgs } from "./tool-inputs";
 
 /** A tool's answer in the CallToolResult shape. */
 export interface ToolAnswer {
@@ -47,7 +47,7 @@ export interface ToolContext {
   readonly callbackUrl: (handle: string, route: "completion" | "heartbeat") => string;
 }
 
-const text = (body: string): ToolAnswer["content"] => [{ type: "text", text: body }];
+export const text = (body: string): ToolAnswer["content"] => [{ type: "text", text: body }];
 
 export const toolError = (message: string): ToolAnswer => ({
   content: text(message),
@@ -58,7 +58,7 @@ const NO_RUNNER =
   "This session names no runner: set one with PUT /v1/sessions/{sid}/runner, then call again.";
 
 /** What the model is told of a runner that gave no usable answer; never a token or a body. */
-const runnerSilence = (failure: RunnerFailure): string => {
+export const runnerSilence = (failure: RunnerFailure): string => {
   switch (failure.reason) {
     case "timeout":
       return "the runner did not answer in time";
@@ -71,17 +71,6 @@ const runnerSilence = (failure: RunnerFailure): string => {
     case "refused":
       return `the runner refused the call (${failure.status}${failure.code === null ? "" : ` ${failure.code}`})`;
   }
-};
-
-/** Why a running job's runner is not asked about it, as the model reads it. */
-export const UNASKED: Record<Unasked, string> = {
-  no_runner: "this session names no runner now",
-  not_started_here:
-    "it was not started through this endpoint, so the session's runner is not asked about it (its result arrives when whoever runs it reports it)",
-  replaced:
-    "the runner that started it was replaced, so it cannot be asked (its result still arrives if that runner reports it)",
-  superseded:
-    "the runner has since given its session ID to a newer command, so it cannot be asked about this one (its result still arrives if the runner reports it)",
 };
 
 /** A command that outlived its yield, reserved and armed: the answer the model reads. */
@@ -117,7 +106,7 @@ export function finishedAnswer(job: JobView): ToolAnswer {
 }
 
 /** The runner's answer for a command that ended (within a yield, or seen by a poll). */
-function exitedAnswer(
+export function exitedAnswer(
   answer: {
     exit_code?: number | null | undefined;
     output: string;
@@ -291,59 +280,4 @@ export async function untrackedTask(ctx: ToolContext, started: Started): Promise
   return killed.ok
     ? `${base}; its command (session ID ${started.handle}) was stopped.`
     : `${base}, and its command could not be stopped: it may still be running as session ID ${started.handle}. Do not run it again blindly.`;
-}
-
-export async function writeStdin(ctx: ToolContext, args: WriteStdinArgs): Promise<ToolAnswer> {
-  const handle = args.session_id;
-  const unknown = toolError(`No command with session ID ${handle} belongs to this session.`);
-  if (!ID_PATTERN.test(handle)) return unknown;
-  const found = await ctx.door.toolJob({ handle });
-  if (!found.ok) {
-    return found.code === "job_expired"
-      ? toolError(`The result of session ID ${handle} is no longer kept.`)
-      : unknown;
-  }
-  const { job, runnerId, unasked } = found.value;
-  // The stored result stands: the runner is not asked, and may be gone.
-  if (job.status !== "running") return finishedAnswer({ ...job, status: job.status });
-  if (ctx.runner === null) return progressAnswer(job, UNASKED.no_runner);
-  // An id the runner gave another command (a replaced runner's, a reused one, a kit's own
-  // runner's) may name another process, even another session's: never asked.
-  if (runnerId === null) return progressAnswer(job, UNASKED[unasked ?? "not_started_here"]);
-  const polled = await ctx.runner.writeStdin({
-    session_id: runnerId,
-    chars: args.chars,
-    yield_time_ms: args.yield_time_ms,
-    max_output_tokens: args.max_output_tokens,
-  });
-  if (!polled.ok) return progressAnswer(job, runnerSilence(polled));
-  const answer = polled.value;
-  if (answer.exit_code !== undefined) return exitedAnswer(answer, handle);
-  return {
-    content: text(
-      answer.output === ""
-        ? `Process running with session ID ${handle}`
-        : `Process running with session ID ${handle}\n${answer.output}`,
-    ),
-    structuredContent: { session_id: handle, status: "running", output: answer.output },
-  };
-}
-
-/** A running job whose runner gave no answer: its last progress, and the plain reason. */
-function progressAnswer(job: JobView, why: string): ToolAnswer {
-  const tail = job.progress?.output_tail ?? "";
-  const since = job.progress === null ? "" : ` (last progress at ${job.progress.at})`;
-  const lines = [
-    `Process running with session ID ${job.handle}, as far as the service knows: ${why}.`,
-    tail === "" ? `No progress was reported${since}.` : `Last output reported${since}:\n${tail}`,
-  ];
-  return {
-    content: text(lines.join("\n")),
-    structuredContent: {
-      session_id: job.handle,
-      status: "running",
-      output: tail,
-      runner_answered: false,
-    },
-  };
 }

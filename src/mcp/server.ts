@@ -23,7 +23,6 @@ import {
   type ToolContext,
   toolError,
   untrackedTask,
-  writeStdin,
 } from "./exec-tools";
 import { storedAnswer, taskOf } from "./task-state";
 import { SessionTaskStore, type TaskDoor } from "./task-store";
@@ -33,6 +32,7 @@ import {
   WRITE_STDIN_INPUT,
   writeStdinArgs,
 } from "./tool-inputs";
+import { writeStdin } from "./write-stdin";
 
 export const SERVER_NAME = "exec-inbox";
 
