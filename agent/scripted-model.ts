@@ -49,7 +49,8 @@ export function describeResult(toolName: string, value: Record<string, unknown>)
 
 /**
  * The tool calls the scripted agent makes for the user messages that arrived since it last spoke:
- * `write_stdin` on each handle a runtime message names, `exec_command` for each `run: ` line.
+ * `write_stdin` on each handle a runtime message names, `exec_command` for each `run: ` line (a
+ * 300 ms yield) and each `wait: ` line (a 30 s yield).
  */
 export function scriptedCalls(
   texts: readonly string[],
@@ -66,6 +67,12 @@ export function scriptedCalls(
     for (const line of text.split("\n")) {
       if (line.startsWith("run: "))
         calls.push({ toolName: "exec_command", input: { cmd: line.slice(5), yield_time_ms: 300 } });
+      // A command the model means to see end within its call, however busy the machine.
+      if (line.startsWith("wait: "))
+        calls.push({
+          toolName: "exec_command",
+          input: { cmd: line.slice(6), yield_time_ms: 30_000 },
+        });
     }
   }
   return calls;

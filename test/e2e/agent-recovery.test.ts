@@ -71,14 +71,14 @@ function promptsOf(file: string, sid: string) {
 }
 
 /** The human's message starts a command; the host dies when the model is about to read its answer. */
-async function killedAfterExecCommand(sid: string, command: string, promptLog: string) {
+async function killedAfterExecCommand(sid: string, line: string, promptLog: string) {
   // Prompt 1 makes the exec_command call; prompt 2 carries its result: the process dies there.
   const doomed = await stack.spawnHostProcess({
     AGENT_KILL_AT_PROMPT: "2",
     AGENT_PROMPT_LOG: promptLog,
   });
   expect((await doomed.post("/sessions", { id: sid })).status).toBe(201);
-  await doomed.post(`/sessions/${sid}/messages`, { content: `run: ${command}` }).catch(() => null);
+  await doomed.post(`/sessions/${sid}/messages`, { content: line }).catch(() => null);
   expect(await doomed.exited).toEqual({ code: null, signal: "SIGKILL" });
 }
 
@@ -86,7 +86,8 @@ describe("a host killed between the model's exec_command and storing the turn", 
   it("gives a command that finished within its yield its result after the restart, and never runs it again", async () => {
     const sid = unique("recovery-finished-in-yield");
     const promptLog = join(stack.stateDir, `${sid}.prompts.jsonl`);
-    await killedAfterExecCommand(sid, `echo ran >> ${COUNT}; printf quick-done`, promptLog);
+    // `wait:` gives it a 30 s yield: it ends within it however busy the machine.
+    await killedAfterExecCommand(sid, `wait: echo ran >> ${COUNT}; printf quick-done`, promptLog);
     expect(await runs(sid)).toBe(1);
 
     const restarted = await stack.spawnHostProcess({ AGENT_PROMPT_LOG: promptLog });
@@ -127,7 +128,7 @@ describe("a host killed between the model's exec_command and storing the turn", 
     const promptLog = join(stack.stateDir, `${sid}.prompts.jsonl`);
     await killedAfterExecCommand(
       sid,
-      `echo ran >> ${COUNT}; sleep 2; printf recovered-bg`,
+      `run: echo ran >> ${COUNT}; sleep 2; printf recovered-bg`,
       promptLog,
     );
     const jobs = (await stack.inbox.listJobs(sid, {})).jobs;
@@ -162,7 +163,7 @@ describe("a conversation compacted so that its tool calls lost their results", (
     await agent.host.kit.createSession(sid);
     await agent.host.kit.sendUserMessage(
       sid,
-      `run: echo ran >> ${COUNT}; sleep 30\nrun: printf quick`,
+      `run: echo ran >> ${COUNT}; sleep 30\nwait: printf quick`,
     );
     const before = (await agent.host.kit.conversation(sid))!;
     const handle = before.running[0]!;
