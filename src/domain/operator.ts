@@ -43,39 +43,50 @@ export function expireWaitNow(
   return decided(expired.session, { status: sessionStatus(expired.session) }, [], expired.writes);
 }
 
-const OPERATOR_LOST: JobResult = {
-  status: "lost",
-  exitCode: null,
-  output: "",
-  outputTruncated: false,
-  outputBytesTotal: 0,
-  endedBy: "operator",
-};
-
-/** A running job gets the result `lost`, woken like any lost result. */
-export function markLost(
+/**
+ * A running job gets the result `lost` with no output, woken like any lost result: `endedBy` says
+ * who ended it (null: nobody knows how it ended), `observed` whether the model was told already.
+ */
+export function loseRunningJob(
   session: Session,
   cmd: { handle: string; resumeId: string },
   ctx: Ctx,
+  how: { endedBy: JobResult["endedBy"]; observed: boolean },
 ): Decision<CompletionReply> {
   const job = own(session.jobs, cmd.handle);
   if (job === undefined) return fail("not_found", `no job ${cmd.handle}`);
   if (jobStatus(job) !== "running") {
     return fail("invalid_transition", `job ${cmd.handle} already has a result`);
   }
+  const result: JobResult = {
+    status: "lost",
+    exitCode: null,
+    output: "",
+    outputTruncated: false,
+    outputBytesTotal: 0,
+    endedBy: how.endedBy,
+  };
   return completeJob(
     session,
     {
       lifetime: session.lifetime,
       handle: cmd.handle,
       tokenSeq: job.seq,
-      result: OPERATOR_LOST,
-      observed: false,
+      result,
+      observed: how.observed,
       resumeId: cmd.resumeId,
     },
     ctx,
   );
 }
+
+/** An operator's mark: the job is `lost`, ended by `operator`. */
+export const markLost = (
+  session: Session,
+  cmd: { handle: string; resumeId: string },
+  ctx: Ctx,
+): Decision<CompletionReply> =>
+  loseRunningJob(session, cmd, ctx, { endedBy: "operator", observed: false });
 
 export const redeliverRule: Rule<{ resumeId: string }, { resume_id: string }> = {
   needs: coreOnly,
