@@ -4,10 +4,10 @@
 
 import { backgroundNote } from "../../shared/background-note";
 import { jobOutcomeLine, outcomeLine, shownExitCode } from "../../shared/outcome-line";
+import type { Unasked } from "../domain/askable";
 import type { Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
 import type { JobView } from "../domain/view";
-import type { Unasked } from "../session-object/mcp-jobs";
 import type { RunnerClient, RunnerFailure } from "./runner-client";
 import type { ExecCommandArgs } from "./tool-inputs";
 

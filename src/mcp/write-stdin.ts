@@ -1,9 +1,9 @@
 // The MCP tool `write_stdin`: a finished job is read back from the session, never from a runner that
 // may be gone; a running one is asked of the runner that started it, and of no other.
 
+import type { Unasked } from "../domain/askable";
 import { ID_PATTERN } from "../domain/schemas";
 import type { JobView } from "../domain/view";
-import type { Unasked } from "../session-object/mcp-jobs";
 import {
   exitedAnswer,
   finishedAnswer,

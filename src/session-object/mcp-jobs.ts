@@ -1,10 +1,9 @@
 // The jobs the MCP tools start and poll. A job's handle is the runner's id of its command, except
 // when the session already holds a job under that id (a replaced runner numbers its processes
 // again): the new job then takes the first free `<id>:<n>`, and the runner's id is kept beside it.
-// Only the runner that started a job is ever asked about it, and only while its id still names that
-// job: a replaced runner's ids may name another command, even another session's; a job the REST
-// API reserved was started by a runner the session may not name at all.
+// Which runner may be asked about a job is the domain's (domain/askable.ts).
 
+import { type Askable, askableOf } from "../domain/askable";
 import { fail, type Result } from "../domain/errors";
 import { ID_PATTERN } from "../domain/schemas";
 import { endUntrackedRule } from "../domain/untracked";
@@ -45,27 +44,9 @@ export function reserveToolJob(
   return fail("job_conflict", `no free handle for the runner's session ID ${cmd.runnerId}`);
 }
 
-/** Why a running job's runner is not asked about it. */
-export type Unasked = "no_runner" | "not_started_here" | "replaced" | "superseded";
-
-/** Who may be asked about a job: the runner's id of it, or why no runner is. */
-export type Askable = { runnerId: string; unasked: null } | { runnerId: null; unasked: Unasked };
-
-/**
- * The runner's id of `job` when the session's current runner started it through this endpoint
- * and has not given that id to a newer command since; else why not.
- */
-export function askable(loop: SessionLoop, job: JobView): Askable {
-  return loop.store.read((sql): Askable => {
-    const started = readMcpJob(sql, job.handle);
-    if (started === null) return { runnerId: null, unasked: "not_started_here" };
-    const runner = readRunner(sql);
-    if (runner === null) return { runnerId: null, unasked: "no_runner" };
-    if (started.runnerSeq !== runner.seq) return { runnerId: null, unasked: "replaced" };
-    if (started.superseded) return { runnerId: null, unasked: "superseded" };
-    return { runnerId: started.runnerId, unasked: null };
-  });
-}
+/** Who may be asked about `job`: the runner's id of it, or why no runner is (the domain decides). */
+export const askable = (loop: SessionLoop, job: JobView): Askable =>
+  loop.store.read((sql) => askableOf(readMcpJob(sql, job.handle), readRunner(sql)));
 
 /** A job for the tools: the job, and its runner id when the current runner may be asked. */
 export function toolJob(
