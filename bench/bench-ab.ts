@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WAKE_SETTLE_MS } from "../src/domain/index-entry";
 import { agentClient } from "../test/support/local-stack";
-import { startArrivalsHost, wallNow } from "./lib/arrivals-host";
+import { type ArrivalsHost, startArrivalsHost, wallNow } from "./lib/arrivals-host";
 import { cycleRows } from "./lib/cycle-rows";
 import { serveExecInbox } from "./lib/miniflare-stack";
 import { cpuSeconds, loadAverage, settle } from "./lib/proc";
@@ -21,6 +21,40 @@ import { percentile } from "./lib/stats";
 import { execInboxSystem } from "./lib/wake-systems";
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+type Build = Awaited<ReturnType<typeof serveBuild>>;
+
+/** One build served and its sessions made to wait; `script` may end in `@on` or `@off`. */
+async function serveBuild(
+  script: string,
+  dir: string,
+  label: string,
+  sessions: number,
+  host: ArrivalsHost,
+  extra: Record<string, string>,
+) {
+  const [path = "", index] = script.split("@");
+  const served = await serveExecInbox(
+    path,
+    dir,
+    index === undefined ? extra : { INDEX_UPDATES: index },
+  );
+  const system = execInboxSystem(script, served.directBase, host, () => served.pids);
+  const keys = await system.prepare(label, sessions);
+  await settle(() => served.pids);
+  return {
+    script,
+    served,
+    system,
+    keys,
+    inbox: agentClient(served.directBase),
+    claims: [] as Promise<void>[],
+    cpu: 0,
+    cpuAtStart: 0,
+    resumed: [] as number[],
+    accepted: [] as number[],
+  };
+}
 
 async function main(): Promise<void> {
   const [before = "", after = "", countText = "300"] = process.argv.slice(2);
@@ -34,32 +68,13 @@ async function main(): Promise<void> {
     : {};
   const host = await startArrivalsHost();
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-ab-"));
-  const builds = await Promise.all(
-    [before, after].map(async (script, i) => {
-      const [path = "", index] = script.split("@");
-      const served = await serveExecInbox(
-        path,
-        join(state, String(i)),
-        index === undefined ? extra : { INDEX_UPDATES: index },
-      );
-      const system = execInboxSystem(script, served.directBase, host, () => served.pids);
-      const keys = await system.prepare(`ab${i}`, count + 30);
-      await settle(() => served.pids);
-      const inbox = agentClient(served.directBase);
-      return {
-        script,
-        served,
-        system,
-        keys,
-        inbox,
-        claims: [] as Promise<void>[],
-        cpu: 0,
-        cpuAtStart: 0,
-        resumed: [] as number[],
-        accepted: [] as number[],
-      };
-    }),
-  );
+  // One after the other: each build's processes are those that appeared while it started, so two
+  // starting at once would each count both.
+  const builds: Build[] = [];
+  for (const [i, script] of [before, after].entries())
+    builds.push(
+      await serveBuild(script, join(state, String(i)), `ab${i}`, count + 30, host, extra),
+    );
   for (let i = 0; i < count + 30; i += 1) {
     for (const build of builds) {
       const key = build.keys[i] ?? "";
