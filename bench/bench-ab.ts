@@ -22,14 +22,10 @@ import { execInboxSystem } from "./lib/wake-systems";
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-type Build = Awaited<ReturnType<typeof serveBuild>>;
-
-/** One build served and its sessions made to wait; `script` may end in `@on` or `@off`. */
+/** One build served on workerd; `script` may end in `@on` or `@off` (its INDEX_UPDATES). */
 async function serveBuild(
   script: string,
   dir: string,
-  label: string,
-  sessions: number,
   host: ArrivalsHost,
   extra: Record<string, string>,
 ) {
@@ -39,15 +35,12 @@ async function serveBuild(
     dir,
     index === undefined ? extra : { INDEX_UPDATES: index },
   );
-  const system = execInboxSystem(script, served.directBase, host, () => served.pids);
-  const keys = await system.prepare(label, sessions);
-  await settle(() => served.pids);
   return {
     script,
     served,
-    system,
-    keys,
+    system: execInboxSystem(script, served.directBase, host, () => served.pids),
     inbox: agentClient(served.directBase),
+    keys: [] as string[],
     claims: [] as Promise<void>[],
     cpu: 0,
     cpuAtStart: 0,
@@ -68,13 +61,19 @@ async function main(): Promise<void> {
     : {};
   const host = await startArrivalsHost();
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-ab-"));
-  // One after the other: each build's processes are those that appeared while it started, so two
-  // starting at once would each count both.
-  const builds: Build[] = [];
+  // Served one after the other: each build's processes are those that appeared while it started,
+  // so two starting at once would each count both. Their sessions are made at the same time: an
+  // object idle for 10 s is closed, and one build's waking objects must not be colder than the
+  // other's.
+  const builds: Awaited<ReturnType<typeof serveBuild>>[] = [];
   for (const [i, script] of [before, after].entries())
-    builds.push(
-      await serveBuild(script, join(state, String(i)), `ab${i}`, count + 30, host, extra),
-    );
+    builds.push(await serveBuild(script, join(state, String(i)), host, extra));
+  await Promise.all(
+    builds.map(async (build, i) => {
+      build.keys = await build.system.prepare(`ab${i}`, count + 30);
+    }),
+  );
+  await settle(() => builds.flatMap((build) => build.served.pids));
   for (let i = 0; i < count + 30; i += 1) {
     for (const build of builds) {
       const key = build.keys[i] ?? "";

@@ -7,7 +7,7 @@ import { servesDevSecretsRemotely } from "../auth/dev-secrets";
 import { tokenKind } from "../auth/token-kind";
 import { consoleRoutes } from "../console/routes";
 import { consoleHeaders } from "../console/security-headers";
-import { readConfig } from "../domain/config";
+import { type Config, readConfig } from "../domain/config";
 import { mcpRoutes } from "../mcp/endpoint";
 import type { AppEnv } from "./context";
 import { inboxRoutes } from "./inbox";
@@ -25,6 +25,21 @@ import { serviceRoutes } from "./service";
 import { sessionRoutes } from "./sessions";
 import { unavailableReason } from "./unavailable";
 
+/**
+ * The settings of each env, read once: workerd hands every request of an isolate the same env,
+ * whose vars do not change while the isolate lives (a new deployment is a new isolate). An env
+ * object seen for the first time (a test's own) is read afresh.
+ */
+const settings = new WeakMap<object, Config>();
+function configOf(env: AppEnv["Bindings"]): Config {
+  let config = settings.get(env);
+  if (config === undefined) {
+    config = readConfig(env);
+    settings.set(env, config);
+  }
+  return config;
+}
+
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: problemHook });
 
@@ -39,7 +54,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       const read = await readBodyBytes(c.req.raw);
       return read.ok ? problem("payload_too_large", "request body too large") : read.response;
     }
-    const config = readConfig(c.env);
+    const config = configOf(c.env);
     if (config.misconfigured !== null) {
       return problem("internal", `refusing to serve: ${config.misconfigured}`);
     }

@@ -1,6 +1,7 @@
 // Answers a method a known path does not serve (405 with Allow) and OPTIONS (204 with Allow), from
 // the routes the app registered. A path no route has is left to the app's 404.
 import type { Hono, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import { TrieRouter } from "hono/router/trie-router";
 import { problem } from "../../shared/problem";
 import type { AppEnv } from "./context";
@@ -32,6 +33,10 @@ export function allowedMethods(app: Hono<AppEnv>): MiddlewareHandler<AppEnv> {
   // Built on first use: every route is registered by then, and the table never changes after.
   let served: ((path: string) => string[]) | undefined;
   return async (c, next) => {
+    // Hono matched this method and path already: a route of its own (not middleware, which is
+    // registered for ALL) means the method is served, and the table need not be searched.
+    if (c.req.method !== "OPTIONS" && matchedRoutes(c).some((route) => route.method !== "ALL"))
+      return next();
     served ??= servedMethods(app);
     const allow = served(c.req.path);
     const method = c.req.method;
