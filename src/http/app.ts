@@ -20,7 +20,6 @@ import { outputRoutes } from "./outputs";
 import { limitPerToken } from "./rate-limit";
 import { refusalDetail } from "./refusals";
 import { runRoutes } from "./runs";
-import { problemHook } from "./serve";
 import { serviceRoutes } from "./service";
 import { sessionRoutes } from "./sessions";
 import { unavailableReason } from "./unavailable";
@@ -41,7 +40,7 @@ function configOf(env: AppEnv["Bindings"]): Config {
 }
 
 export function createApp(): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: problemHook });
+  const app = new OpenAPIHono<AppEnv>();
 
   // First, so every answer under /console, whoever makes it, carries the console's headers.
   app.use("*", consoleHeaders);

@@ -1,8 +1,9 @@
-// Mounts one route of the table on the app: the checks that answer before zod-openapi's validators
-// (path ids → 404, the body read by our own parser), validation failures as problem+json, and
-// success answers typed by the route's own response schema. What a handler does is left to it.
-import type { Hook, OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+// Mounts one route of the table on the app: documented in the OpenAPI registry, its request read and
+// checked once by our own reader (path ids → 404, the body by our own parser, every failure as
+// problem+json), and success answers typed by the route's own response schema. What a handler
+// does is left to it.
+import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import { issuesDetail, readJson } from "../../shared/body";
 import { problem } from "../../shared/problem";
@@ -63,48 +64,86 @@ function notFoundDetail(issues: readonly z.core.$ZodIssue[]): string {
     : "no such session or job";
 }
 
-/** zod-openapi's validators answer through this hook: every failure keeps our problem shape. */
-export const problemHook: Hook<unknown, AppEnv, string, Response | undefined> = (result) => {
-  if (result.success) return undefined;
-  if (result.target === "param") return problem("not_found", notFoundDetail(result.error.issues));
-  const { detail, errors } = issuesDetail(result.error);
+/** A part that failed its schema: a path id is simply not found, anything else is invalid. */
+function refusalOf(target: Target, error: z.ZodError): Response {
+  if (target === "param") return problem("not_found", notFoundDetail(error.issues));
+  const { detail, errors } = issuesDetail(error);
   return problem("invalid_request", detail, { errors });
-};
-
-function pathCheck(params: z.ZodType): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const parsed = params.safeParse(c.req.param());
-    if (!parsed.success) return problem("not_found", notFoundDetail(parsed.error.issues));
-    await next();
-  };
 }
 
-/** A query key given twice is ambiguous: refused by name, not as the list zod-openapi reads it as. */
-const singleQueryValues: MiddlewareHandler<AppEnv> = async (c, next) => {
+/** A query key given twice is ambiguous: refused by name, not as the list a validator reads it as. */
+function repeatedQueryKeys(c: Context<AppEnv>): Response | null {
   const errors = Object.entries(c.req.queries())
     .filter(([, values]) => values.length > 1)
     .map(([key]) => ({ path: key, message: "given more than once: send it once" }));
-  if (errors.length > 0) {
-    const detail = errors.map((entry) => `${entry.path}: ${entry.message}`).join("; ");
-    return problem("invalid_request", detail, { errors });
-  }
-  await next();
-};
+  if (errors.length === 0) return null;
+  const detail = errors.map((entry) => `${entry.path}: ${entry.message}`).join("; ");
+  return problem("invalid_request", detail, { errors });
+}
+
+type Target = "param" | "query" | "header" | "json";
+
+/** A part of the request checked against its schema: its parsed value, or the problem to answer. */
+function checked(
+  target: Target,
+  schema: z.ZodType,
+  input: unknown,
+): { ok: true; value: unknown } | { ok: false; response: Response } {
+  const parsed = schema.safeParse(input);
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, response: refusalOf(target, parsed.error) };
+}
 
 /**
- * Our own body reader runs first so malformed JSON, media types and charsets keep their answers.
- * The validator then finds the parsed value in Hono's body cache, behind a plain JSON content type
- * (zod-openapi would throw on some types our reader accepts, and skip an optional body sent
- * without one).
+ * The route's one reader of the request, in the order its answers are promised: path ids (404),
+ * repeated query keys, the body read by our own parser (size, media type, charset, syntax), then
+ * the query, headers and body against their schemas. Each part is read and checked once, and the
+ * handler's `c.req.valid(…)` returns what was checked.
  */
-function bodyFirst(optional: boolean): MiddlewareHandler<AppEnv> {
+function requestReader(
+  request: RouteConfig["request"],
+  options: { rawBody?: boolean },
+): MiddlewareHandler<AppEnv> {
+  const params = request?.params as z.ZodType | undefined;
+  const query = request?.query as z.ZodType | undefined;
+  const headers = request?.headers as z.ZodType | undefined;
+  const body = options.rawBody === true ? undefined : request?.body;
+  const bodySchema = (body?.content["application/json"] as { schema?: z.ZodType } | undefined)
+    ?.schema;
   return async (c, next) => {
-    const read = await readJson(c, { optional });
-    if (!read.ok) return read.response;
-    const headers = new Headers(c.req.raw.headers);
-    headers.set("content-type", "application/json");
-    c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers });
-    c.req.bodyCache.json = Promise.resolve(read.value);
+    const parts: Array<[Target, unknown]> = [];
+    if (params !== undefined) {
+      const read = checked("param", params, c.req.param());
+      if (!read.ok) return read.response;
+      parts.push(["param", read.value]);
+    }
+    if (query !== undefined) {
+      const repeated = repeatedQueryKeys(c);
+      if (repeated !== null) return repeated;
+    }
+    let json: unknown;
+    if (body !== undefined) {
+      const read = await readJson(c, { optional: body.required !== true });
+      if (!read.ok) return read.response;
+      json = read.value;
+    }
+    if (query !== undefined) {
+      const read = checked("query", query, c.req.query());
+      if (!read.ok) return read.response;
+      parts.push(["query", read.value]);
+    }
+    if (headers !== undefined) {
+      const read = checked("header", headers, c.req.header());
+      if (!read.ok) return read.response;
+      parts.push(["header", read.value]);
+    }
+    if (bodySchema !== undefined) {
+      const read = checked("json", bodySchema, json);
+      if (!read.ok) return read.response;
+      parts.push(["json", read.value]);
+    }
+    for (const [target, value] of parts) c.req.addValidatedData(target, value as never);
     await next();
   };
 }
@@ -120,14 +159,16 @@ export function serve<R extends RouteConfig>(
   /** `rawBody`: the handler streams the body itself (a full output's part), no JSON reader. */
   options: { before?: MiddlewareHandler<AppEnv>[]; rawBody?: boolean } = {},
 ): void {
-  const middleware: MiddlewareHandler<AppEnv>[] = [...(options.before ?? [])];
-  const params = route.request?.params;
-  if (params !== undefined) middleware.push(pathCheck(params as z.ZodType));
-  if (route.request?.query !== undefined) middleware.push(singleQueryValues);
-  const body = route.request?.body;
-  if (body !== undefined && options.rawBody !== true) {
-    middleware.push(bodyFirst(body.required !== true));
-  }
-  // zod-openapi would type each handler's Response by status; ours are checked by `answer`.
-  app.openapi({ ...route, middleware }, handler as never);
+  // Documented as zod-openapi documents it; mounted without its validators, since our reader
+  // checks every part once, in the order the answers are promised.
+  app.openAPIRegistry.registerPath(route);
+  const path = route.path.replaceAll(/\/{(.+?)}/g, "/:$1");
+  app.on(
+    [route.method],
+    [path],
+    ...(options.before ?? []),
+    requestReader(route.request, options),
+    // zod-openapi would type each handler's Response by status; ours are checked by `answer`.
+    handler as never,
+  );
 }
