@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { mintCallbackToken, verifyCallbackToken } from "./callback-token";
+import { checkCallbackToken, mintCallbackToken, verifyCallbackToken } from "./callback-token";
 
 const SECRETS = ["secret-new", "secret-old"];
 const CLAIMS = { tenant: "acme", sessionId: "s1", lifetime: "lt_1", handle: "h1", seq: 3 };
@@ -14,14 +14,23 @@ function lowBitTwin(text: string): string {
   return `${text.slice(0, -1)}${alphabet[last ^ 1]}`;
 }
 
-describe("callback tokens", () => {
-  it("a minted token verifies with every listed secret and carries its tenant", () => {
-    expect(verifyCallbackToken(token, SECRETS)).toEqual(CLAIMS);
-    expect(verifyCallbackToken(mintCallbackToken("secret-old", CLAIMS), SECRETS)).toEqual(CLAIMS);
-    expect(verifyCallbackToken(token, ["another-secret"])).toBeNull();
+/** Both checks, as one async function: the reservation's (node:crypto) and the request's (WebCrypto). */
+const CHECKS = [
+  [
+    "node:crypto",
+    async (token: string, secrets: readonly string[]) => verifyCallbackToken(token, secrets),
+  ],
+  ["WebCrypto", checkCallbackToken],
+] as const;
+
+describe.each(CHECKS)("callback tokens, checked with %s", (_name, check) => {
+  it("a minted token verifies with every listed secret and carries its tenant", async () => {
+    expect(await check(token, SECRETS)).toEqual(CLAIMS);
+    expect(await check(mintCallbackToken("secret-old", CLAIMS), SECRETS)).toEqual(CLAIMS);
+    expect(await check(token, ["another-secret"])).toBeNull();
   });
 
-  it("the same signature in another spelling is refused", () => {
+  it("the same signature in another spelling is refused", async () => {
     const spellings = {
       padded: `${prefix}.${payload}.${signature}=`,
       standardAlphabet: `${prefix}.${payload}.${Buffer.from(signature, "base64url").toString("base64")}`,
@@ -35,22 +44,22 @@ describe("callback tokens", () => {
       Buffer.from(signature, "base64url"),
     );
     for (const [name, spelled] of Object.entries(spellings)) {
-      expect([name, verifyCallbackToken(spelled, SECRETS)]).toEqual([name, null]);
+      expect([name, await check(spelled, SECRETS)]).toEqual([name, null]);
     }
   });
 
-  it("a payload in another spelling is refused, even when signed", () => {
+  it("a payload in another spelling is refused, even when signed", async () => {
     // Only a holder of the secret could sign it; still, one token has one spelling.
     const respelled = `${prefix}.${payload}=`;
     const signed = createHmac("sha256", "secret-new").update(respelled).digest("base64url");
-    expect(verifyCallbackToken(`${respelled}.${signed}`, SECRETS)).toBeNull();
+    expect(await check(`${respelled}.${signed}`, SECRETS)).toBeNull();
   });
 
-  it("tokens minted before tenants existed verify as the default tenant's", () => {
+  it("tokens minted before tenants existed verify as the default tenant's", async () => {
     const eib2Payload = Buffer.from(JSON.stringify(["s1", "lt_1", "h1", 2])).toString("base64url");
     const signedPart = `eib2.${eib2Payload}`;
     const eib2 = `${signedPart}.${createHmac("sha256", "secret-old").update(signedPart).digest("base64url")}`;
-    expect(verifyCallbackToken(eib2, SECRETS)).toEqual({
+    expect(await check(eib2, SECRETS)).toEqual({
       tenant: "default",
       sessionId: "s1",
       lifetime: "lt_1",
@@ -58,15 +67,15 @@ describe("callback tokens", () => {
       seq: 2,
     });
     const eib1 = mintCallbackToken("secret-old", { ...CLAIMS, seq: null });
-    expect(verifyCallbackToken(eib1, SECRETS)).toMatchObject({ tenant: "default", seq: null });
+    expect(await check(eib1, SECRETS)).toMatchObject({ tenant: "default", seq: null });
   });
 
-  it("a prefix with the wrong number of fields is refused", () => {
+  it("a prefix with the wrong number of fields is refused", async () => {
     const fields = Buffer.from(JSON.stringify(["s1", "lt_1", "h1", 2, "acme"])).toString(
       "base64url",
     );
     const signedPart = `eib2.${fields}`;
     const mislabelled = `${signedPart}.${createHmac("sha256", "secret-new").update(signedPart).digest("base64url")}`;
-    expect(verifyCallbackToken(mislabelled, SECRETS)).toBeNull();
+    expect(await check(mislabelled, SECRETS)).toBeNull();
   });
 });

@@ -3,6 +3,7 @@
 // Which tokens a job hands out again is left to the session object; the lifetime check to the domain.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { DEFAULT_TENANT } from "../domain/tenants";
+import { hmacSha256 } from "./hmac";
 
 /**
  * eib3 binds the tenant; eib2 (the reservation seq) and eib1 (neither) were minted before those
@@ -65,6 +66,13 @@ function claimsOf(prefix: string, payload: string): CallbackClaims | null {
   };
 }
 
+/** The token's three parts, when it has exactly three and a known prefix. */
+function partsOf(token: string): { prefix: string; payload: string; signature: string } | null {
+  const parts = token.split(".");
+  const [prefix = "", payload = "", signature = ""] = parts;
+  return parts.length === 3 && FIELDS[prefix] !== undefined ? { prefix, payload, signature } : null;
+}
+
 /**
  * Returns the claims when any listed secret signed the token (rotation: all verify). The signature
  * is compared as text with the one minting writes, so padding, the standard alphabet, spare low
@@ -74,15 +82,32 @@ export function verifyCallbackToken(
   token: string,
   secrets: readonly string[],
 ): CallbackClaims | null {
-  const parts = token.split(".");
-  const [prefix = "", payload = "", signature = ""] = parts;
-  if (parts.length !== 3 || FIELDS[prefix] === undefined) return null;
-  let valid = false;
-  for (const secret of secrets) {
-    // Every secret is checked, match or not, so timing does not tell which one signed.
-    if (sameText(signature, sign(secret, `${prefix}.${payload}`))) valid = true;
-  }
-  return valid ? claimsOf(prefix, payload) : null;
+  const parts = partsOf(token);
+  if (parts === null) return null;
+  const signed = `${parts.prefix}.${parts.payload}`;
+  // Every secret is checked, match or not, so timing does not tell which one signed.
+  const matches = secrets.map((secret) => sameText(parts.signature, sign(secret, signed)));
+  return matches.includes(true) ? claimsOf(parts.prefix, parts.payload) : null;
+}
+
+/**
+ * `verifyCallbackToken` for the request path, the same check with WebCrypto's HMAC: the runtime's
+ * own, where node:crypto's `createHmac` builds a stream per call.
+ */
+export async function checkCallbackToken(
+  token: string,
+  secrets: readonly string[],
+): Promise<CallbackClaims | null> {
+  const parts = partsOf(token);
+  if (parts === null) return null;
+  const signed = `${parts.prefix}.${parts.payload}`;
+  const signatures = await Promise.all(
+    secrets.map(async (secret) =>
+      Buffer.from(await hmacSha256(secret, signed)).toString("base64url"),
+    ),
+  );
+  const matches = signatures.map((expected) => sameText(parts.signature, expected));
+  return matches.includes(true) ? claimsOf(parts.prefix, parts.payload) : null;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { problem } from "../../shared/problem";
 import { bearerToken } from "../auth/agent-token";
-import { verifyCallbackToken } from "../auth/callback-token";
+import { checkCallbackToken } from "../auth/callback-token";
 import { tokenKind } from "../auth/token-kind";
 import { jobPrefix } from "../domain/full-output";
 import { utf8Bytes } from "../domain/text";
@@ -38,7 +38,7 @@ export function callbackUrl(
 /** The callback token is checked before the body is read: a stranger learns nothing from a 422. */
 export const callbackToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
-  const claims = verifyCallbackToken(token ?? "", c.var.config.callbackSecrets);
+  const claims = await checkCallbackToken(token ?? "", c.var.config.callbackSecrets);
   // A valid token of another job or session is refused like a forged one; only the detail says so.
   if (
     claims === null ||

@@ -1,18 +1,18 @@
 // The outbound resume webhook: Standard Webhooks signature and one bounded POST without redirects.
 // Deciding when to deliver and what an outcome means is left to the domain delivery rules.
-import { createHmac } from "node:crypto";
+import { hmacSha256 } from "../auth/hmac";
 import type { ResumePayload } from "../domain/decision";
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery";
 
-function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(
-    secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret,
-    "base64",
-  );
-  const signature = createHmac("sha256", key)
-    .update(`${id}.${timestampSeconds}.${body}`)
-    .digest("base64");
-  return `v1,${signature}`;
+async function signWebhook(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<string> {
+  const key = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
+  const signature = await hmacSha256(key, `${id}.${timestampSeconds}.${body}`, "base64");
+  return `v1,${Buffer.from(signature).toString("base64")}`;
 }
 
 /** `status` is the host's HTTP status, null when none arrived (network error, timeout, no secret). */
@@ -57,6 +57,17 @@ export async function postResume(
     return { delivered: false, status: null, error: "RESUME_SIGNING_SECRET is not set" };
   const body = JSON.stringify(payload);
   const timestamp = Math.floor(nowMs / 1000);
+  let signature: string;
+  try {
+    signature = await signWebhook(signingSecret, payload.resume_id, timestamp, body);
+  } catch (error) {
+    // WebCrypto refuses an empty key (a secret of only its `whsec_` prefix), say.
+    return {
+      delivered: false,
+      status: null,
+      error: `RESUME_SIGNING_SECRET cannot sign (${messageOf(error)})`,
+    };
+  }
   let response: Response;
   try {
     response = await fetch(url, {
@@ -67,7 +78,7 @@ export async function postResume(
         "content-type": "application/json",
         "webhook-id": payload.resume_id,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signWebhook(signingSecret, payload.resume_id, timestamp, body),
+        "webhook-signature": signature,
       },
       body,
     });
