@@ -7,7 +7,9 @@
 // `AB_CLAIM_MS` (1000) after it arrived, while the next wakes go on. The table adds each build's
 // CPU over the whole timed run (background index writes included) and, from 20 more cycles after
 // it, the index's D1 rows per wake (until the index settled after the claim) and per cycle (with
-// the next suspend).
+// the next suspend). `AB_IN_FLIGHT=16` sends each build's wakes 16 at a time (still taking turns),
+// as the main run's concurrent phase does: what work shared across sessions (the index's batches)
+// saves shows only there.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,6 +57,9 @@ async function main(): Promise<void> {
   if (before === "" || after === "" || !Number.isSafeInteger(count) || count < 1)
     throw new Error("usage: npm run bench -- ab BEFORE.js AFTER.js [wakes, a whole number ≥ 1]");
   const cycle = process.env.AB_CYCLE === "1";
+  const inFlight = Number(process.env.AB_IN_FLIGHT ?? 1);
+  if (!Number.isSafeInteger(inFlight) || inFlight < 1)
+    throw new Error("AB_IN_FLIGHT is a whole number ≥ 1 (wakes in flight at once)");
   const claimMs = Number(process.env.AB_CLAIM_MS ?? 1_000);
   const extra: Record<string, string> = process.env.INDEX_UPDATES
     ? { INDEX_UPDATES: process.env.INDEX_UPDATES }
@@ -74,30 +79,35 @@ async function main(): Promise<void> {
     }),
   );
   await settle(() => builds.flatMap((build) => build.served.pids));
-  for (let i = 0; i < count + 30; i += 1) {
+  // Wakes go in turns of `inFlight` at once per build (one by default): before's turn, after's, …
+  for (let first = 0; first < count + 30; first += inFlight) {
     for (const build of builds) {
-      const key = build.keys[i] ?? "";
-      if (i === 30) build.cpuAtStart = cpuSeconds(build.served.pids);
+      const turn = build.keys.slice(first, Math.min(first + inFlight, count + 30));
+      if (first <= 30 && first + turn.length > 30) build.cpuAtStart = cpuSeconds(build.served.pids);
       const cpu0 = cpuSeconds(build.served.pids);
-      const t0 = wallNow();
-      await build.system.wake(key);
-      const t1 = wallNow();
-      const at = await build.system.resumedAt(key);
-      if (cycle) {
-        // The woken agent takes its resume a moment later (its host starts it), as others wake.
-        const resumeId = String((await host.first(key))?.body.resume_id ?? "");
-        build.claims.push(
-          pause(claimMs).then(async () => {
-            await build.inbox.registerRun(key, { resume_id: resumeId });
-          }),
-        );
-      }
+      await Promise.all(
+        turn.map(async (key, k) => {
+          const t0 = wallNow();
+          await build.system.wake(key);
+          const t1 = wallNow();
+          const at = await build.system.resumedAt(key);
+          if (cycle) {
+            // The woken agent takes its resume a moment later (its host starts it), as others wake.
+            const resumeId = String((await host.first(key))?.body.resume_id ?? "");
+            build.claims.push(
+              pause(claimMs).then(async () => {
+                await build.inbox.registerRun(key, { resume_id: resumeId });
+              }),
+            );
+          }
+          if (first + k < 30) return;
+          build.accepted.push(t1 - t0);
+          build.resumed.push(at - t0);
+        }),
+      );
       // The delivery's outcome commits after the host answered: let it land before reading CPU.
       await new Promise((done) => setTimeout(done, 5));
-      if (i < 30) continue;
-      build.cpu += cpuSeconds(build.served.pids) - cpu0;
-      build.accepted.push(t1 - t0);
-      build.resumed.push(at - t0);
+      if (first >= 30) build.cpu += cpuSeconds(build.served.pids) - cpu0;
     }
   }
   await Promise.all(builds.flatMap((build) => build.claims));
