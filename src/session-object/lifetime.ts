@@ -22,14 +22,14 @@ export class Lifetime {
     const { store, sweep, scheduler, indexer } = this.loop;
     // An id never created (or deleted) gets no schema: a 404 leaves no storage behind. A deleted
     // session may still have full outputs to sweep: the alarm goes on with them.
-    if (!store.hasSchema()) {
-      if (store.sweepPending()) {
+    const found = store.started();
+    if (!found.schema) {
+      if (found.sweepPending) {
         sweep.sweepNow(Date.now());
         await scheduler.arm();
       }
       return;
     }
-    store.migrate();
     const core = store.loadCore();
     this.loop.adopt(core);
     if (core === null) {
@@ -37,7 +37,7 @@ export class Lifetime {
       await store.deleteAll();
       return;
     }
-    if (store.sweepPending()) sweep.sweepNow(Date.now());
+    if (found.sweepPending) sweep.sweepNow(Date.now());
     // What the index got before a restart is unknown: an update may have been lost with it.
     this.loop.keepAlive(indexer.resend(this.loop.indexKeys()));
     await scheduler.arm();

@@ -47,6 +47,8 @@ const coreOf = (session: Session): Core => {
 export class SessionLoop {
   /** The session's core, changed only by a commit, the load at start, and the end of a lifetime. */
   private current: Core | null = null;
+  /** The last tenant's settings (`settingsOf`): derived from `config`, so never stale. */
+  private settings: { tenant: string; config: Ctx["config"] } | null = null;
   readonly config: Config;
   readonly store: Store;
   readonly waiters = new Waiters();
@@ -92,18 +94,29 @@ export class SessionLoop {
 
   /** The settings the rules see: the resume targets are those of this session's tenant. */
   ctxAt(now: number): Ctx {
-    const tenant = this.current?.tenant ?? DEFAULT_TENANT;
     return {
       now,
       postOnWire: this.courier.postOnWire,
       serviceUpSince: serviceUpSince(),
-      config: {
+      config: this.settingsOf(this.current?.tenant ?? DEFAULT_TENANT),
+    };
+  }
+
+  /**
+   * A tenant's settings as the rules see them, made once per object: they derive from the
+   * object's config alone, which never changes while it lives (an object serves one tenant).
+   */
+  private settingsOf(tenant: string): Ctx["config"] {
+    if (this.settings?.tenant !== tenant) {
+      const config: Ctx["config"] = {
         ...this.config,
         ...resumeTargetsFor(this.config, tenant),
         quotas: quotasFor(this.config, tenant),
         deliveriesPaused: this.config.misconfigured !== null,
-      },
-    };
+      };
+      this.settings = { tenant, config };
+    }
+    return this.settings.config;
   }
 
   /** How a wake of `core` would reach its agent under the settings now (the view's `wake.via`). */

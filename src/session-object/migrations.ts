@@ -55,6 +55,30 @@ export function hasSchema(sql: SqlStorage): boolean {
   );
 }
 
+/**
+ * What an object finds at start, in one look at the tables: whether a session's schema exists
+ * (`hasSchema`), and whether the table of prefixes waiting for their sweep does (outputs.ts).
+ */
+export function tablesAtStart(sql: SqlStorage): { schema: boolean; sweepTable: boolean } {
+  const names = sql
+    .exec<{ name: string }>(
+      `SELECT name FROM sqlite_master WHERE type = 'table'
+       AND name IN ('_migrations', 'output_sweep')`,
+    )
+    .toArray()
+    .map((row) => row.name);
+  return { schema: names.includes("_migrations"), sweepTable: names.includes("output_sweep") };
+}
+
+/**
+ * Whether a database whose schema exists has every migration applied, so `migrate` has nothing to
+ * run: one read at every start, instead of a transaction.
+ */
+export const isCurrent = (
+  sql: SqlStorage,
+  migrations: readonly Migration[] = MIGRATIONS,
+): boolean => appliedId(sql) >= (migrations.at(-1)?.id ?? 0);
+
 /** Runs, in order, each migration newer than `applied`, recording it. */
 function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migration[]): void {
   for (const migration of migrations) {

@@ -25,14 +25,15 @@ type SessionRow = {
 
 /** The core the object keeps in memory: no message, job or inbox row; counters read once. */
 export function loadCore(sql: SqlStorage): Core | null {
-  const row = sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
-  if (row === undefined) return null;
-  const counts = sql
-    .exec<{ messages: number; unacked: number }>(
-      `SELECT (SELECT COALESCE(MAX(idx) + 1, 0) FROM messages) AS messages,
-              (SELECT COUNT(*) FROM inbox WHERE acked_at IS NULL) AS unacked`,
+  // One statement: the row with the counts the core derives from other tables.
+  const row = sql
+    .exec<SessionRow & { message_count: number; unacked_count: number }>(
+      `SELECT *, (SELECT COALESCE(MAX(idx) + 1, 0) FROM messages) AS message_count,
+         (SELECT COUNT(*) FROM inbox WHERE acked_at IS NULL) AS unacked_count
+       FROM session WHERE singleton = 1`,
     )
-    .one();
+    .toArray()[0];
+  if (row === undefined) return null;
   return {
     tenant: row.tenant,
     id: row.id,
@@ -41,10 +42,10 @@ export function loadCore(sql: SqlStorage): Core | null {
     resumeUrl: row.resume_url,
     resumeBinding: row.resume_binding,
     metadata: JSON.parse(row.metadata),
-    messageCount: counts.messages,
+    messageCount: row.message_count,
     messageBytes: row.message_bytes,
     jobSeq: row.job_seq,
-    unacked: counts.unacked,
+    unacked: row.unacked_count,
     run: parseOrNull<Run>(row.run),
     wait: parseOrNull<Wait>(row.wait),
     resume: parseOrNull<Resume>(row.resume),

@@ -5,10 +5,10 @@ import type { AuditEvent } from "../../domain/audit";
 import type { Core, Needs, Overdue, Write } from "../../domain/decision";
 import type { Session } from "../../domain/state";
 import { meteredSql, type SqlMeter } from "../metered-sql";
-import { hasSchema, migrate } from "../migrations";
+import { hasSchema, isCurrent, migrate, tablesAtStart } from "../migrations";
 import { AuditTrail } from "./audit";
 import { countPending } from "./inbox";
-import { sweepPending } from "./outputs";
+import { prefixesLeft, sweepPending } from "./outputs";
 import { oldestRetained, retainedAfter } from "./retention";
 import { loadRows } from "./rows";
 import { loadCore, writeCore } from "./session-row";
@@ -57,6 +57,23 @@ export class Store {
     this.transaction(migrate);
   }
 
+  /**
+   * At object start: whether a session's schema exists, brought up to date when it does (a
+   * transaction only when a migration is due), and whether full outputs wait for their sweep.
+   */
+  started(): { schema: boolean; sweepPending: boolean } {
+    const found = this.read((sql) => {
+      const { schema, sweepTable } = tablesAtStart(sql);
+      return { schema, sweepTable, current: schema && isCurrent(sql) };
+    });
+    if (found.schema && !found.current) this.migrate();
+    return {
+      schema: found.schema,
+      // The table exists once migrated (migration 8): a migration that made it left it empty.
+      sweepPending: found.sweepTable && this.read(prefixesLeft),
+    };
+  }
+
   /** The core as stored (object start), and the retention time. */
   loadCore(): Core | null {
     return this.read((sql) => {
@@ -76,11 +93,6 @@ export class Store {
 
   countPending(now: number): number {
     return this.read((sql) => countPending(sql, now));
-  }
-
-  /** Whether full outputs wait for their sweep from R2. */
-  sweepPending(): boolean {
-    return this.read(sweepPending);
   }
 
   /**
