@@ -21,6 +21,7 @@ import { MIGRATION_15 } from "./migrations/015-mcp-tasks";
 import { MIGRATION_16 } from "./migrations/016-output-total-known";
 import type { Migration } from "./migrations/migration";
 import { SCHEMA_SNAPSHOT } from "./schema.generated";
+import { tableNames } from "./store/table-names";
 
 export type { Migration };
 
@@ -45,15 +46,7 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /** True once a session was ever created here (and not deleted since): its schema exists. */
-export function hasSchema(sql: SqlStorage): boolean {
-  return (
-    sql
-      .exec<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '_migrations'",
-      )
-      .one().n > 0
-  );
-}
+export const hasSchema = (sql: SqlStorage): boolean => tableNames(sql).has("_migrations");
 
 /**
  * What an object finds at start, in one look at the tables: whether a session's schema exists
@@ -88,6 +81,15 @@ function applyAfter(sql: SqlStorage, applied: number, migrations: readonly Migra
   }
 }
 
+const MIGRATIONS_TABLE =
+  "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)";
+
+/**
+ * A new database's whole schema in one string: the migrations' record and the snapshot. workerd
+ * keeps each string an object runs prepared for its life, so the two in one cost one statement.
+ */
+const NEW_DATABASE = `${MIGRATIONS_TABLE};\n${SCHEMA_SNAPSHOT.sql}`;
+
 function recordApplied(sql: SqlStorage, id: number): void {
   sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", id, Date.now());
 }
@@ -97,16 +99,13 @@ const appliedId = (sql: SqlStorage): number =>
 
 /**
  * True when the database holds no table but what a deleted session's sweep leaves: the snapshot
- * is for a new database only. Anything else (an emptied `_migrations` beside old tables) takes
- * the replay road, which fails loudly on a table that exists.
+ * is for a new database only. Anything else (old tables without `_migrations`) takes the replay
+ * road, which fails loudly on a table that exists.
  */
-const onlySweepLeft = (sql: SqlStorage): boolean =>
-  sql
-    .exec<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'
-       AND name NOT IN ('_migrations', 'output_sweep', 'outputs') AND substr(name, 1, 4) <> '_cf_'`,
-    )
-    .one().n === 0;
+const onlySweepLeft = (tables: ReadonlySet<string>): boolean =>
+  [...tables].every(
+    (name) => name === "output_sweep" || name === "outputs" || name.startsWith("_cf_"),
+  );
 
 /** True when `migrations` begins with every migration the snapshot stands for (a test's list may not). */
 const startsWithSnapshot = (migrations: readonly Migration[]): boolean =>
@@ -115,24 +114,29 @@ const startsWithSnapshot = (migrations: readonly Migration[]): boolean =>
   );
 
 /**
- * The schema up to date. A new database (nothing recorded applied) runs the snapshot and records
+ * The schema up to date. A new database (no `_migrations` table) runs the snapshot and records
  * the migrations it stands for; then each migration newer than what `_migrations` records runs,
- * in order. Run inside one transaction, so a database never keeps half a road.
+ * in order. Run inside one transaction, so a database never keeps half a road. True when the
+ * schema was made here and now: its tables are empty.
  */
-export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): void {
-  sql.exec(
-    "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
-  );
-  let applied = appliedId(sql);
-  if (applied === 0 && startsWithSnapshot(migrations) && onlySweepLeft(sql)) {
-    // A deleted session's sweep keeps `output_sweep` (and the empty `outputs` its migration made
-    // beside it): the one kept, the other made afresh at the snapshot's shape.
-    sql.exec("DROP TABLE IF EXISTS outputs");
-    sql.exec(SCHEMA_SNAPSHOT.sql);
-    for (const migration of MIGRATIONS.slice(0, SCHEMA_SNAPSHOT.lastMigrationId)) {
-      recordApplied(sql, migration.id);
-    }
-    applied = SCHEMA_SNAPSHOT.lastMigrationId;
+export function migrate(sql: SqlStorage, migrations: readonly Migration[] = MIGRATIONS): boolean {
+  const tables = tableNames(sql);
+  if (tables.has("_migrations")) {
+    applyAfter(sql, appliedId(sql), migrations);
+    return false;
   }
-  applyAfter(sql, applied, migrations);
+  if (!startsWithSnapshot(migrations) || !onlySweepLeft(tables)) {
+    sql.exec(MIGRATIONS_TABLE);
+    applyAfter(sql, 0, migrations);
+    return true;
+  }
+  // A deleted session's sweep keeps `output_sweep` (and the empty `outputs` its migration made
+  // beside it): the one kept, the other made afresh at the snapshot's shape.
+  if (tables.has("outputs")) sql.exec("DROP TABLE outputs");
+  sql.exec(NEW_DATABASE);
+  for (const migration of MIGRATIONS.slice(0, SCHEMA_SNAPSHOT.lastMigrationId)) {
+    recordApplied(sql, migration.id);
+  }
+  applyAfter(sql, SCHEMA_SNAPSHOT.lastMigrationId, migrations);
+  return true;
 }

@@ -191,6 +191,16 @@ export class AuditTrail {
     };
   }
 
+  /** The table was made empty just now (a new schema): the tally needs no read to know it. */
+  startEmpty(): void {
+    this.tally = {
+      seq: 0,
+      noise: { last: 0, count: 0 },
+      records: { last: 0, count: 0 },
+      firstAt: null,
+    };
+  }
+
   /**
    * The tally is read from storage again at next use: after a transaction that threw (its appends
    * may have rolled back, and counters left past them would leave a hole), after a trim, or after

@@ -5,6 +5,7 @@
 import type { FullOutput } from "../../domain/state";
 import { MIGRATION_8 } from "../migrations/008-full-outputs";
 import type { Writers } from "./columns";
+import { tableNames } from "./table-names";
 
 /** The reference a completion names, stored once: a result that has one keeps it. */
 export function storeReference(sql: SqlStorage, jobSeq: number, full: FullOutput): void {
@@ -61,25 +62,15 @@ const SWEEP_TABLE = MIGRATION_8.sql;
 const QUEUE_PREFIX = "INSERT OR IGNORE INTO output_sweep (prefix) VALUES (?)";
 
 /** Whether any prefix waits for its sweep (the table may not exist: no upload ever happened). */
-export function sweepPending(sql: SqlStorage): boolean {
-  const table = sql
-    .exec<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'output_sweep'",
-    )
-    .one().n;
-  return table > 0 && prefixesLeft(sql);
-}
+export const sweepPending = (sql: SqlStorage): boolean =>
+  tableNames(sql).has("output_sweep") && prefixesLeft(sql);
 
 /** Whether any prefix is left in the table (which exists). */
 export const prefixesLeft = (sql: SqlStorage): boolean =>
   sql.exec("SELECT 1 FROM output_sweep LIMIT 1").toArray().length > 0;
 
 const uploadedAny = (sql: SqlStorage): boolean =>
-  sql
-    .exec<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'outputs'",
-    )
-    .one().n > 0 && sql.exec("SELECT 1 FROM outputs LIMIT 1").toArray().length > 0;
+  tableNames(sql).has("outputs") && sql.exec("SELECT 1 FROM outputs LIMIT 1").toArray().length > 0;
 
 /**
  * What a session's delete must still sweep: what waited already, and the lifetime's own prefix

@@ -54,7 +54,12 @@ export class Store {
 
   /** The schema a lifetime's rows go into; all-or-nothing, as a migration must never stop half-way. */
   migrate(): void {
-    this.transaction(migrate);
+    let created = false;
+    this.transaction((sql) => {
+      created = migrate(sql);
+    });
+    // A schema made just now holds no event: the trail's tally is known without reading it.
+    if (created) this.audit.startEmpty();
   }
 
   /**
