@@ -16,6 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { WAKE_SETTLE_MS } from "../src/domain/index-entry";
 import { startArrivalsHost, wallNow } from "./lib/arrivals-host";
 import {
   buildWorker,
@@ -32,14 +33,16 @@ import { execInboxSystem, pool, restateSystem, type WakeSystem } from "./lib/wak
 
 const SAMPLES = 100;
 
-/** strace's counts of fsync and pwrite64 by `pids` while `work` runs. */
-async function syscallsDuring(pids: readonly number[], work: () => Promise<void>) {
+/** strace's counts of fsync and pwrite64 by `pids` while `work` runs and for `tailMs` after it. */
+async function syscallsDuring(pids: readonly number[], work: () => Promise<void>, tailMs = 300) {
   const output: string[] = [];
   const tracer = spawn(
     "strace",
     [
       "-f",
       "-c",
+      // Wall time in each call: while workerd's one thread waits in fsync, no object runs.
+      "-w",
       "-e",
       "trace=fsync,fdatasync,pwrite64",
       ...pids.flatMap((pid) => ["-p", String(pid)]),
@@ -49,25 +52,29 @@ async function syscallsDuring(pids: readonly number[], work: () => Promise<void>
   tracer.stderr.on("data", (chunk) => output.push(String(chunk)));
   await new Promise((done) => setTimeout(done, 1000));
   await work();
-  await new Promise((done) => setTimeout(done, 300));
+  await new Promise((done) => setTimeout(done, tailMs));
   tracer.kill("SIGINT");
   await new Promise((done) => tracer.once("exit", done));
   // strace -c rows: % time, seconds, usecs/call, calls, [errors,] syscall.
-  const count = (name: string) => {
-    const row = output
+  const row = (name: string) =>
+    output
       .join("")
       .split("\n")
       .map((line) => line.trim().split(/\s+/))
       .find((cells) => cells.at(-1) === name);
-    return Number(row?.[3] ?? 0);
+  const count = (name: string) => Number(row(name)?.[3] ?? 0);
+  const seconds = (name: string) => Number(row(name)?.[1] ?? 0);
+  return {
+    fsync: count("fsync") + count("fdatasync"),
+    fsyncMs: (seconds("fsync") + seconds("fdatasync")) * 1000,
+    pwrite: count("pwrite64"),
   };
-  return { fsync: count("fsync") + count("fdatasync"), pwrite: count("pwrite64") };
 }
 
-/** The built Worker with `armAlarmInBackground` made a no-op: an experiment, never a deployment. */
+/** The built Worker with the scheduler's `armInBackground` made a no-op: an experiment, never a deployment. */
 function withoutAlarmArming(script: string): string | null {
   const source = readFileSync(script, "utf8");
-  const marker = "armAlarmInBackground() {";
+  const marker = "armInBackground() {";
   if (!source.includes(marker)) return null;
   const dir = ".bench/exec-inbox-no-alarm";
   mkdirSync(dir, { recursive: true });
@@ -78,8 +85,11 @@ function withoutAlarmArming(script: string): string | null {
   return join(dir, "index.js");
 }
 
-/** Wakes SAMPLES sessions of `system`, one at a time or `concurrency` in flight, under strace. */
-async function tracedWakes(system: WakeSystem, concurrency: number) {
+/**
+ * Wakes SAMPLES sessions of `system`, one at a time or `concurrency` in flight, under strace until
+ * `tailMs` after the last resume: what a wake writes later (the index's held entry) counts too.
+ */
+async function tracedWakes(system: WakeSystem, concurrency: number, tailMs?: number) {
   const keys = await system.prepare(`s${concurrency}`, SAMPLES + 10);
   for (const key of keys.slice(0, 10)) {
     await system.wake(key);
@@ -87,13 +97,17 @@ async function tracedWakes(system: WakeSystem, concurrency: number) {
   }
   await settle(system.pids);
   const latencies: number[] = [];
-  const counts = await syscallsDuring(system.pids(), async () => {
-    await pool(keys.slice(10), concurrency, async (key) => {
-      const t0 = wallNow();
-      await system.wake(key);
-      latencies.push((await system.resumedAt(key)) - t0);
-    });
-  });
+  const counts = await syscallsDuring(
+    system.pids(),
+    async () => {
+      await pool(keys.slice(10), concurrency, async (key) => {
+        const t0 = wallNow();
+        await system.wake(key);
+        latencies.push((await system.resumedAt(key)) - t0);
+      });
+    },
+    tailMs,
+  );
   return { ...counts, p50: concurrency === 1 ? percentile(latencies, 50) : Number.NaN };
 }
 
@@ -106,9 +120,11 @@ async function execInboxWakes(
   const host = await startArrivalsHost();
   const served: ServedWorker = await serveExecInbox(script, state, { INDEX_UPDATES: index });
   try {
+    // Until a wake's held index entry went out and the alarm moved past its fallback.
     return await tracedWakes(
       execInboxSystem("syscalls", served.directBase, host, () => served.pids),
       concurrency,
+      WAKE_SETTLE_MS + 1_500,
     );
   } finally {
     await served.stop();
@@ -162,12 +178,15 @@ export async function benchSyscalls(script: string): Promise<void> {
       rows.push([
         name,
         (counts.fsync / SAMPLES).toFixed(2),
+        (counts.fsyncMs / SAMPLES).toFixed(2),
         (counts.pwrite / SAMPLES).toFixed(2),
         counts.p50.toFixed(2),
       ]);
     }
     await floor.stop();
-    const cases: Array<[string, () => Promise<{ fsync: number; pwrite: number; p50: number }>]> = [
+    const cases: Array<
+      [string, () => Promise<{ fsync: number; fsyncMs: number; pwrite: number; p50: number }>]
+    > = [
       ["exec-inbox wake, index on", () => execInboxWakes(script, "on", join(state, "on"), 1)],
       ["exec-inbox wake, index off", () => execInboxWakes(script, "off", join(state, "off"), 1)],
       [
@@ -189,6 +208,7 @@ export async function benchSyscalls(script: string): Promise<void> {
       rows.push([
         name,
         (figures.fsync / SAMPLES).toFixed(2),
+        (figures.fsyncMs / SAMPLES).toFixed(2),
         (figures.pwrite / SAMPLES).toFixed(2),
         Number.isNaN(figures.p50) ? "–" : figures.p50.toFixed(2),
       ]);
@@ -197,6 +217,7 @@ export async function benchSyscalls(script: string): Promise<void> {
       [
         `one run of ${SAMPLES} calls (one at a time unless said)`,
         "fsync + fdatasync per call",
+        "ms waiting in them per call",
         "pwrite64 per call",
         "p50 under strace (ms): floor call, or send → resumed",
       ],

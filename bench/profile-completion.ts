@@ -1,8 +1,10 @@
 // `npm run bench -- profile [N]`: a CPU profile of the exec-inbox isolate (workerd's inspector) while
 // N completions each wake a suspended session, one after another, on the built Worker under
 // Miniflare. Prints where the isolate's CPU went: self time and total time per function.
-// INDEX_UPDATES=off in the environment leaves the index's D1 writes out.
-import { mkdtempSync, rmSync } from "node:fs";
+// INDEX_UPDATES=off in the environment leaves the index's D1 writes out; PROFILE_OUT=FILE keeps
+// the raw profile, and PROFILE_TAIL_MS profiles that long after the last wake (the index's held
+// entries go out 5 s after theirs).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../test/support/local-stack";
@@ -89,11 +91,13 @@ async function main(): Promise<void> {
       await system.resumedAt(key);
     }
     const elapsed = performance.now() - started;
-    await new Promise((done) => setTimeout(done, 100));
+    await new Promise((done) => setTimeout(done, Number(process.env.PROFILE_TAIL_MS ?? 100)));
     const { profile } = (await inspector.send("Profiler.stop")) as {
       profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
     };
     inspector.close();
+    // PROFILE_OUT=FILE keeps the raw profile (Chrome DevTools' .cpuprofile) for a closer look.
+    if (process.env.PROFILE_OUT) writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
     const { self, total } = summarise(profile);
     const busy = [...self.entries()]
       .filter(([key]) => !key.startsWith("(idle)"))
