@@ -12,7 +12,10 @@ function keyOf(secret: string, text: KeyText): Promise<CryptoKey> {
   let key = keys.get(name);
   if (key === undefined) {
     const bytes = text === "utf8" ? encoder.encode(secret) : Buffer.from(secret, "base64");
-    key = crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    // WebCrypto refuses an empty key, which node:crypto signed with. HMAC pads a key with zero
+    // bytes to its block, so one zero byte is the same key, and the signature stays the same.
+    const raw = bytes.byteLength === 0 ? new Uint8Array(1) : bytes;
+    key = crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
     keys.set(name, key);
   }
   return key;

@@ -61,7 +61,7 @@ export async function postResume(
   try {
     signature = await signWebhook(signingSecret, payload.resume_id, timestamp, body);
   } catch (error) {
-    // WebCrypto refuses an empty key (a secret of only its `whsec_` prefix), say.
+    // A key WebCrypto refuses is this delivery's error, kept with the resume, not a thrown alarm.
     return {
       delivered: false,
       status: null,
