@@ -72,12 +72,16 @@ function syntaxDetail(error: unknown, text: string): string {
     : `malformed JSON at position ${position}: ${message}`;
 }
 
-export function issuesDetail(error: z.ZodError): {
+/** `whole` names the part an issue without a path is about: the body unless told otherwise. */
+export function issuesDetail(
+  error: z.ZodError,
+  whole = "(body)",
+): {
   detail: string;
   errors: { path: string; message: string }[];
 } {
   const errors = error.issues.map((issue) => ({
-    path: issue.path.length === 0 ? "(body)" : issue.path.map(String).join("."),
+    path: issue.path.length === 0 ? whole : issue.path.map(String).join("."),
     message: issue.message,
   }));
   return { detail: errors.map((entry) => `${entry.path}: ${entry.message}`).join("; "), errors };

@@ -64,10 +64,17 @@ function notFoundDetail(issues: readonly z.core.$ZodIssue[]): string {
     : "no such session or job";
 }
 
+/** What an issue about a whole part (an unknown key, say) names it as. */
+const WHOLE: Record<Exclude<Target, "param">, string> = {
+  query: "(query)",
+  header: "(headers)",
+  json: "(body)",
+};
+
 /** A part that failed its schema: a path id is simply not found, anything else is invalid. */
 function refusalOf(target: Target, error: z.ZodError): Response {
   if (target === "param") return problem("not_found", notFoundDetail(error.issues));
-  const { detail, errors } = issuesDetail(error);
+  const { detail, errors } = issuesDetail(error, WHOLE[target]);
   return problem("invalid_request", detail, { errors });
 }
 
