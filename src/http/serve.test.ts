@@ -1,7 +1,10 @@
 import type { JobSummaryView, JobView } from "@exec-inbox/client";
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { describe, expect, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import type { AppEnv } from "./context";
 import * as jobRoutes from "./routes/jobs";
-import { answer, type SuccessBody, type UndeclaredFields } from "./serve";
+import { answer, type SuccessBody, serve, type UndeclaredFields } from "./serve";
 
 const summary: JobSummaryView = {
   handle: "h",
@@ -50,5 +53,37 @@ describe("answer takes only the fields its route declares", () => {
     const duplicate = { outcome: "duplicate" as const, generation: 1 };
     // @ts-expect-error: a duplicate is the 200 answer's body, never the 202's
     answer(jobRoutes.postCompletion, 202, { ok: true, value: duplicate });
+  });
+});
+
+describe("a route declares only what its reader checks", () => {
+  const route = (request: Parameters<typeof createRoute>[0]["request"]) =>
+    createRoute({
+      method: "post",
+      path: "/v1/probe",
+      request,
+      responses: { 200: { description: "ok" } },
+    });
+  const mount = (request: Parameters<typeof createRoute>[0]["request"]) => () =>
+    serve(new OpenAPIHono<AppEnv>(), route(request), () => new Response(null));
+
+  it("cookies, a header named in capitals, or a body that is not JSON do not mount, unchecked", () => {
+    expect(mount({ cookies: z.object({ session: z.string() }) })).toThrow(/cookies/);
+    expect(mount({ headers: z.object({ "Idempotency-Key": z.string() }) })).toThrow(
+      /Idempotency-Key/,
+    );
+    const form = { content: { "application/x-www-form-urlencoded": { schema: z.object({}) } } };
+    expect(mount({ body: form })).toThrow(/application\/x-www-form-urlencoded/);
+  });
+
+  it("the parts the reader checks mount", () => {
+    expect(
+      mount({
+        params: z.object({ sid: z.string() }),
+        query: z.object({ limit: z.string().optional() }),
+        headers: z.object({ range: z.string().optional() }),
+        body: { content: { "application/json": { schema: z.object({}) } } },
+      }),
+    ).not.toThrow();
   });
 });
