@@ -156,6 +156,28 @@ function requestReader(
 }
 
 /**
+ * What a route declares that `requestReader` would not check, so the document would promise a
+ * check the service never makes: cookies, a body other than JSON (unless the handler streams it),
+ * and a header named in capitals (the reader sees header names in lower case).
+ */
+function unreadParts(request: RouteConfig["request"], options: { rawBody?: boolean }): string[] {
+  const unread: string[] = [];
+  if (request?.cookies !== undefined) unread.push("cookies");
+  if (options.rawBody !== true) {
+    const types = Object.keys(request?.body?.content ?? {});
+    unread.push(
+      ...types.filter((type) => type !== "application/json").map((type) => `body ${type}`),
+    );
+  }
+  const headers = request?.headers as z.ZodObject | undefined;
+  const names = Object.keys(headers?.shape ?? {});
+  unread.push(
+    ...names.filter((name) => name !== name.toLowerCase()).map((name) => `header ${name}`),
+  );
+  return unread;
+}
+
+/**
  * Registers `route` with `handler`. Handlers answer plain Responses (problem+json has no single
  * type per route); `answer` types their success bodies against the route instead.
  */
@@ -166,6 +188,12 @@ export function serve<R extends RouteConfig>(
   /** `rawBody`: the handler streams the body itself (a full output's part), no JSON reader. */
   options: { before?: MiddlewareHandler<AppEnv>[]; rawBody?: boolean } = {},
 ): void {
+  const unread = unreadParts(route.request, options);
+  if (unread.length > 0) {
+    throw new Error(
+      `${route.method} ${route.path} declares what its reader does not check: ${unread.join(", ")}`,
+    );
+  }
   // Documented as zod-openapi documents it; mounted without its validators, since our reader
   // checks every part once, in the order the answers are promised.
   app.openAPIRegistry.registerPath(route);
