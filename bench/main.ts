@@ -21,6 +21,7 @@ export const BENCHMARKS = {
   soak: ["soak.ts", "a steady mix of every operation against wrangler dev, over minutes"],
   stress: ["stress.ts", "one session driven to 2,000 completions and 20,000 messages"],
   syscalls: ["bench-syscalls.ts", "the durable writes (fsync calls) a wake costs, with strace"],
+  waiting: ["bench-waiting.ts", "RSS per waiting session alone, per build, and where it goes"],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

@@ -25,8 +25,10 @@ export function buildWorkflowsPeer(): string {
 export async function startWorkflowsPeer(
   scriptPath: string,
   stateDir: string,
+  options: { inspectorPort?: number } = {},
 ): Promise<WorkflowsPeer> {
   const served = await serveWorker({
+    ...options,
     modules: true,
     scriptPath,
     compatibilityDate: "2026-11-17",

@@ -1,0 +1,179 @@
+// `npm run bench -- waiting [BUILT.js …] [--sessions N] [--repeat R] [--workflows]`: the main run's
+// "RSS per waiting session" alone, for one or more builds, and where it goes. Each build (and, with
+// `--workflows`, the Workflows peer) is served fresh on workerd direct, R times in turn; each time
+// 32 sessions are woken to warm the process, then N sessions (400) are made to wait as the main
+// run's concurrent phase does (bench/lib/measure.ts): the serving processes' resident growth per
+// session. Then, in a fresh process that keeps idle objects open, N wait between two full GCs: their
+// resident growth, SQLite's heap (bench/lib/sqlite-heap.ts), the isolate's live JavaScript heap per
+// session, and the rest (the Workflows peer's objects close when idle, as in the main run).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../test/support/local-stack";
+import { startArrivalsHost } from "./lib/arrivals-host";
+import { isolateHeap } from "./lib/isolate-heap";
+import { buildWorker, type ServedWorker, serveExecInbox } from "./lib/miniflare-stack";
+import { rssMiB, settle } from "./lib/proc";
+import { say, table } from "./lib/report";
+import { sqliteHeapOf } from "./lib/sqlite-heap";
+import { execInboxSystem, pool, type WakeSystem, workflowsSystem } from "./lib/wake-systems";
+import { buildWorkflowsPeer, startWorkflowsPeer } from "./lib/workflows-peer";
+
+let workflowsScript: string | undefined;
+const WORKFLOWS_SCRIPT = () => {
+  workflowsScript ??= buildWorkflowsPeer();
+  return workflowsScript;
+};
+
+const flag = (name: string) => process.argv.indexOf(name);
+const option = (name: string, fallback: number) =>
+  flag(name) > 0 ? Number(process.argv[flag(name) + 1]) : fallback;
+const SESSIONS = option("--sessions", 400);
+const REPEAT = option("--repeat", 2);
+const WORKFLOWS = flag("--workflows") > 0;
+const WARM = 32;
+const KIB = 1024;
+
+/** The given builds: the arguments that are neither options nor their values. */
+function builds(): string[] {
+  const valued = new Set(["--sessions", "--repeat"]);
+  const given = process.argv
+    .slice(2)
+    .filter((arg, i, all) => !arg.startsWith("--") && !valued.has(all[i - 1] ?? ""));
+  return given.length > 0 ? given : [buildWorker(".", ".bench/exec-inbox")];
+}
+
+interface Served {
+  readonly served: ServedWorker;
+  readonly system: WakeSystem;
+  readonly inspectorPort: number;
+  stop(): Promise<void>;
+}
+
+async function serve(script: string, state: string, preventEviction: boolean): Promise<Served> {
+  const inspectorPort = await freePort();
+  if (script === "workflows") {
+    const peer = await startWorkflowsPeer(WORKFLOWS_SCRIPT(), state, { inspectorPort });
+    const arrivals = await startArrivalsHost();
+    const system = workflowsSystem("workflows", peer, peer.served.directBase, arrivals);
+    return {
+      served: peer.served,
+      system,
+      inspectorPort,
+      stop: async () => {
+        await peer.stop();
+        await arrivals.close();
+      },
+    };
+  }
+  const served = await serveExecInbox(script, state, {}, { inspectorPort, preventEviction });
+  const arrivals = await startArrivalsHost();
+  const system = execInboxSystem("exec-inbox", served.directBase, arrivals, () => served.pids);
+  return {
+    served,
+    system,
+    inspectorPort,
+    stop: async () => {
+      await served.stop();
+      await arrivals.close();
+    },
+  };
+}
+
+/** Wakes 32 sessions: the process's own warm-up, as in the main run. */
+async function warmUp(system: WakeSystem, pids: () => readonly number[]): Promise<void> {
+  const warm = await system.prepare("warm", WARM);
+  await pool(warm, 16, (key) => system.wake(key));
+  await Promise.all(warm.map((key) => system.resumedAt(key)));
+  await settle(pids);
+}
+
+const perSession = (mib: number) => (mib * KIB) / SESSIONS;
+
+/** As the main run: no GC forced, objects closing when idle, the growth while N come to wait. */
+async function asMainRun(script: string, state: string): Promise<number> {
+  const { served, system, stop } = await serve(script, state, false);
+  const pids = () => served.pids;
+  try {
+    await warmUp(system, pids);
+    const before = rssMiB(pids());
+    await system.prepare("a", SESSIONS);
+    await settle(pids);
+    return perSession(rssMiB(pids()) - before);
+  } finally {
+    await stop();
+  }
+}
+
+/**
+ * Where it goes: N sessions made to wait between two full GCs of the isolate, in a process that
+ * keeps idle objects open (a slow round must not lose its first ones): resident growth, SQLite's
+ * heap, the live JavaScript heap, and the rest.
+ */
+async function breakdown(script: string, state: string): Promise<number[]> {
+  const { served, system, inspectorPort, stop } = await serve(script, state, true);
+  const pids = () => served.pids;
+  // Miniflare names the user's Worker "core:user:<name>"; the Workflows engine's heap is not read.
+  const javascript = async () => {
+    try {
+      const heap = await isolateHeap(
+        inspectorPort,
+        (target) => target.id?.startsWith("core:user:") === true,
+      );
+      return heap.usedMiB;
+    } catch {
+      return Number.NaN;
+    }
+  };
+  try {
+    await warmUp(system, pids);
+    const jsBefore = await javascript();
+    const sqlBefore = sqliteHeapOf(pids()) ?? Number.NaN;
+    const rssBefore = rssMiB(pids());
+    await system.prepare("b", SESSIONS);
+    await settle(pids);
+    const js = perSession((await javascript()) - jsBefore);
+    const sqlite = ((sqliteHeapOf(pids()) ?? Number.NaN) - sqlBefore) / KIB / SESSIONS;
+    const rss = perSession(rssMiB(pids()) - rssBefore);
+    return [rss, sqlite, js, rss - sqlite - js];
+  } finally {
+    await stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const scripts = [...builds(), ...(WORKFLOWS ? ["workflows"] : [])];
+  const state = mkdtempSync(join(tmpdir(), "exec-inbox-waiting-"));
+  const rows: string[][] = [];
+  try {
+    for (let round = 1; round <= REPEAT; round += 1) {
+      for (const [i, script] of scripts.entries()) {
+        const figures = [
+          await asMainRun(script, join(state, `${round}-${i}-a`)),
+          ...(await breakdown(script, join(state, `${round}-${i}-b`))),
+        ];
+        rows.push([script, String(round), ...figures.map((kib) => kib.toFixed(0))]);
+      }
+    }
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
+  say(`### KiB per waiting session (${SESSIONS} sessions made to wait, workerd direct)`);
+  table(
+    [
+      "build",
+      "round",
+      "RSS (as the main run)",
+      "RSS, objects kept open, after a GC",
+      "SQLite heap",
+      "live JS heap",
+      "RSS − SQLite − JS",
+    ],
+    rows,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
