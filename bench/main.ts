@@ -19,6 +19,10 @@ export const BENCHMARKS = {
   rows: ["bench-wake-rows.ts", "SQLite rows a wake and the agent's turn after it write and read"],
   sandbox: ["bench-sandbox.ts", "what the runner's sandbox adds to a short command"],
   soak: ["soak.ts", "a steady mix of every operation against wrangler dev, over minutes"],
+  statements: [
+    "session-statements.ts",
+    "the SQL strings a new session runs until it waits, for bench/sql-heap-probe.ts",
+  ],
   stress: ["stress.ts", "one session driven to 2,000 completions and 20,000 messages"],
   syscalls: ["bench-syscalls.ts", "the durable writes (fsync calls) a wake costs, with strace"],
   waiting: ["bench-waiting.ts", "RSS per waiting session alone, per build, and where it goes"],
