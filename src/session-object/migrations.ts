@@ -50,17 +50,12 @@ export const hasSchema = (sql: SqlStorage): boolean => tableNames(sql).has("_mig
 
 /**
  * What an object finds at start, in one look at the tables: whether a session's schema exists
- * (`hasSchema`), and whether the table of prefixes waiting for their sweep does (outputs.ts).
+ * (`hasSchema`), and whether the table of prefixes waiting for their sweep does (outputs.ts). The
+ * same string as every other which-tables question, so an object keeps one statement for them.
  */
 export function tablesAtStart(sql: SqlStorage): { schema: boolean; sweepTable: boolean } {
-  const names = sql
-    .exec<{ name: string }>(
-      `SELECT name FROM sqlite_master WHERE type = 'table'
-       AND name IN ('_migrations', 'output_sweep')`,
-    )
-    .toArray()
-    .map((row) => row.name);
-  return { schema: names.includes("_migrations"), sweepTable: names.includes("output_sweep") };
+  const names = tableNames(sql);
+  return { schema: names.has("_migrations"), sweepTable: names.has("output_sweep") };
 }
 
 /**
