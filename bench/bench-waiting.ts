@@ -1,22 +1,34 @@
-// `npm run bench -- waiting [BUILT.js …] [--sessions N] [--repeat R] [--workflows]`: the main run's
-// "RSS per waiting session" alone, for one or more builds, and where it goes. Each build (and, with
-// `--workflows`, the Workflows peer) is served fresh on workerd direct, R times in turn; each time
-// 32 sessions are woken to warm the process, then N sessions (400) are made to wait as the main
-// run's concurrent phase does (bench/lib/measure.ts): the serving processes' resident growth per
-// session. Then, in a fresh process that keeps idle objects open, N wait between two full GCs: their
-// resident growth, SQLite's heap (bench/lib/sqlite-heap.ts), the isolate's live JavaScript heap per
-// session, and the rest (the Workflows peer's objects close when idle, as in the main run).
+// `npm run bench -- waiting [BUILT.js …] [--sessions N] [--repeat R] [--workflows] [--floor]`:
+// the main run's "RSS per waiting session" alone, for one or more builds, and where it goes. Each
+// build (with `--workflows` the Workflows peer, with `--floor` the floor Worker's one-row objects)
+// is served fresh on workerd direct, R times in turn; each time 32 sessions are woken to warm the
+// process, then N sessions (400) are made to wait as the main run's concurrent phase does
+// (bench/lib/measure.ts): the serving processes' resident growth per session. Then, in a fresh
+// process that keeps idle objects open, N wait between two full GCs: their resident growth,
+// SQLite's heap (bench/lib/sqlite-heap.ts), the isolate's live JavaScript heap per session, and
+// the rest (the Workflows peer's objects close when idle, as in the main run).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { isolateHeap } from "./lib/isolate-heap";
-import { buildWorker, type ServedWorker, serveExecInbox } from "./lib/miniflare-stack";
+import {
+  buildWorker,
+  type ServedWorker,
+  serveExecInbox,
+  serveFloorWorker,
+} from "./lib/miniflare-stack";
 import { rssMiB, settle } from "./lib/proc";
 import { say, table } from "./lib/report";
 import { sqliteHeapOf } from "./lib/sqlite-heap";
-import { execInboxSystem, pool, type WakeSystem, workflowsSystem } from "./lib/wake-systems";
+import {
+  durableWakeFloor,
+  execInboxSystem,
+  pool,
+  type WakeSystem,
+  workflowsSystem,
+} from "./lib/wake-systems";
 import { buildWorkflowsPeer, startWorkflowsPeer } from "./lib/workflows-peer";
 
 let workflowsScript: string | undefined;
@@ -31,6 +43,7 @@ const option = (name: string, fallback: number) =>
 const SESSIONS = option("--sessions", 400);
 const REPEAT = option("--repeat", 2);
 const WORKFLOWS = flag("--workflows") > 0;
+const FLOOR = flag("--floor") > 0;
 const WARM = 32;
 const KIB = 1024;
 
@@ -52,6 +65,20 @@ interface Served {
 
 async function serve(script: string, state: string, preventEviction: boolean): Promise<Served> {
   const inspectorPort = await freePort();
+  if (script === "floor") {
+    // The floor Worker's objects: one table, one row, as a waiting session's object exists.
+    const floor = await serveFloorWorker(state);
+    const arrivals = await startArrivalsHost();
+    return {
+      served: floor,
+      system: durableWakeFloor("floor", floor.directBase, arrivals, () => floor.pids),
+      inspectorPort,
+      stop: async () => {
+        await floor.stop();
+        await arrivals.close();
+      },
+    };
+  }
   if (script === "workflows") {
     const peer = await startWorkflowsPeer(WORKFLOWS_SCRIPT(), state, { inspectorPort });
     const arrivals = await startArrivalsHost();
@@ -142,7 +169,7 @@ async function breakdown(script: string, state: string): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-  const scripts = [...builds(), ...(WORKFLOWS ? ["workflows"] : [])];
+  const scripts = [...builds(), ...(WORKFLOWS ? ["workflows"] : []), ...(FLOOR ? ["floor"] : [])];
   const state = mkdtempSync(join(tmpdir(), "exec-inbox-waiting-"));
   const rows: string[][] = [];
   try {
