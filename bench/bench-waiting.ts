@@ -1,5 +1,6 @@
-// `npm run bench -- waiting [BUILT.js …] [--sessions N] [--repeat R] [--workflows] [--floor]`:
-// the main run's "RSS per waiting session" alone, for one or more builds, and where it goes. Each
+// `npm run bench -- waiting [BUILT.js …] [--sessions N] [--repeat R] [--workflows] [--floor]
+// [--touch N]`: the main run's "RSS per waiting session" alone, for one or more builds, and where
+// it goes (`--touch`: then N requests to each that read no SQL, and what one adds). Each
 // build (with `--workflows` the Workflows peer, with `--floor` the floor Worker's one-row objects)
 // is served fresh on workerd direct, R times in turn; each time 32 sessions are woken to warm the
 // process, then N sessions (400) are made to wait as the main run's concurrent phase does
@@ -10,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../test/support/local-stack";
+import { agentClient, freePort } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { isolateHeap } from "./lib/isolate-heap";
 import {
@@ -44,12 +45,14 @@ const SESSIONS = option("--sessions", 400);
 const REPEAT = option("--repeat", 2);
 const WORKFLOWS = flag("--workflows") > 0;
 const FLOOR = flag("--floor") > 0;
+/** Further requests per waiting session (`--touch N`), and what each adds. */
+const TOUCH = option("--touch", 0);
 const WARM = 32;
 const KIB = 1024;
 
 /** The given builds: the arguments that are neither options nor their values. */
 function builds(): string[] {
-  const valued = new Set(["--sessions", "--repeat"]);
+  const valued = new Set(["--sessions", "--repeat", "--touch"]);
   const given = process.argv
     .slice(2)
     .filter((arg, i, all) => !arg.startsWith("--") && !valued.has(all[i - 1] ?? ""));
@@ -59,6 +62,8 @@ function builds(): string[] {
 interface Served {
   readonly served: ServedWorker;
   readonly system: WakeSystem;
+  /** One request to a waiting session that reads no SQL (exec-inbox's stats); absent elsewhere. */
+  readonly touch?: (key: string) => Promise<void>;
   readonly inspectorPort: number;
   stop(): Promise<void>;
 }
@@ -96,9 +101,13 @@ async function serve(script: string, state: string, preventEviction: boolean): P
   const served = await serveExecInbox(script, state, {}, { inspectorPort, preventEviction });
   const arrivals = await startArrivalsHost();
   const system = execInboxSystem("exec-inbox", served.directBase, arrivals, () => served.pids);
+  const inbox = agentClient(served.directBase);
   return {
     served,
     system,
+    touch: async (sid) => {
+      await inbox.getSessionStats(sid);
+    },
     inspectorPort,
     stop: async () => {
       await served.stop();
@@ -117,16 +126,23 @@ async function warmUp(system: WakeSystem, pids: () => readonly number[]): Promis
 
 const perSession = (mib: number) => (mib * KIB) / SESSIONS;
 
-/** As the main run: no GC forced, objects closing when idle, the growth while N come to wait. */
-async function asMainRun(script: string, state: string): Promise<number> {
-  const { served, system, stop } = await serve(script, state, false);
+/**
+ * As the main run: no GC forced, objects closing when idle, the growth while N come to wait. With
+ * `--touch N`, then N requests to each that read no SQL: the resident growth per request.
+ */
+async function asMainRun(script: string, state: string): Promise<number[]> {
+  const { served, system, touch, stop } = await serve(script, state, false);
   const pids = () => served.pids;
   try {
     await warmUp(system, pids);
     const before = rssMiB(pids());
-    await system.prepare("a", SESSIONS);
+    const keys = await system.prepare("a", SESSIONS);
     await settle(pids);
-    return perSession(rssMiB(pids()) - before);
+    const after = rssMiB(pids());
+    if (TOUCH === 0 || touch === undefined) return [perSession(after - before), Number.NaN];
+    for (let i = 0; i < TOUCH; i += 1) await pool(keys, 8, touch);
+    await settle(pids);
+    return [perSession(after - before), perSession(rssMiB(pids()) - after) / TOUCH];
   } finally {
     await stop();
   }
@@ -176,7 +192,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= REPEAT; round += 1) {
       for (const [i, script] of scripts.entries()) {
         const figures = [
-          await asMainRun(script, join(state, `${round}-${i}-a`)),
+          ...(await asMainRun(script, join(state, `${round}-${i}-a`))),
           ...(await breakdown(script, join(state, `${round}-${i}-b`))),
         ];
         rows.push([script, String(round), ...figures.map((kib) => kib.toFixed(0))]);
@@ -191,6 +207,7 @@ async function main(): Promise<void> {
       "build",
       "round",
       "RSS (as the main run)",
+      "RSS per further request",
       "RSS, objects kept open, after a GC",
       "SQLite heap",
       "live JS heap",
