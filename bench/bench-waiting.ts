@@ -2,8 +2,9 @@
 // [--touch N]`: the main run's "RSS per waiting session" alone, for one or more builds, and where
 // it goes (`--touch`: then N requests to each that read no SQL, and what one adds). Each
 // build (with `--workflows` the Workflows peer, with `--floor` the floor Worker's one-row objects)
-// is served fresh on workerd direct, R times in turn; each time 32 sessions are woken to warm the
-// process, then N sessions (400) are made to wait as the main run's concurrent phase does
+// is served fresh on workerd direct, R times in turn; each time 220 sessions are woken one after
+// another and 32 more 16 at a time, as the main run's sequential and concurrent phases do before
+// it reads memory, then N sessions (400) are made to wait as the main run's concurrent phase does
 // (bench/lib/measure.ts): the serving processes' resident growth per session. Then, in a fresh
 // process that keeps idle objects open, N wait between two full GCs: their resident growth,
 // SQLite's heap (bench/lib/sqlite-heap.ts), the isolate's live JavaScript heap per session, and
@@ -14,6 +15,7 @@ import { join } from "node:path";
 import { agentClient, freePort } from "../test/support/local-stack";
 import { startArrivalsHost } from "./lib/arrivals-host";
 import { isolateHeap } from "./lib/isolate-heap";
+import { sequentialWakes } from "./lib/measure";
 import {
   buildWorker,
   type ServedWorker,
@@ -116,8 +118,16 @@ async function serve(script: string, state: string, preventEviction: boolean): P
   };
 }
 
-/** Wakes 32 sessions: the process's own warm-up, as in the main run. */
-async function warmUp(system: WakeSystem, pids: () => readonly number[]): Promise<void> {
+/**
+ * Wakes 32 sessions, as the main run's concurrent phase does before it reads memory; `sequential`
+ * first wakes 220 one after another, as its sequential phase does before that.
+ */
+async function warmUp(
+  system: WakeSystem,
+  pids: () => readonly number[],
+  sequential = false,
+): Promise<void> {
+  if (sequential) await sequentialWakes(system, 200, 20);
   const warm = await system.prepare("warm", WARM);
   await pool(warm, 16, (key) => system.wake(key));
   await Promise.all(warm.map((key) => system.resumedAt(key)));
@@ -134,7 +144,7 @@ async function asMainRun(script: string, state: string): Promise<number[]> {
   const { served, system, touch, stop } = await serve(script, state, false);
   const pids = () => served.pids;
   try {
-    await warmUp(system, pids);
+    await warmUp(system, pids, true);
     const before = rssMiB(pids());
     const keys = await system.prepare("a", SESSIONS);
     await settle(pids);
