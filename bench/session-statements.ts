@@ -38,7 +38,7 @@ function traced(script: string): string {
   mkdirSync(out, { recursive: true });
   const from = dirname(script);
   for (const name of readdirSync(from).filter((name) => name.endsWith(".sql"))) {
-    writeFileSync(join(out, name), readFileSync(join(from, name)), { flag: "w" });
+    writeFileSync(join(out, name), readFileSync(join(from, name)));
   }
   const bundle = readFileSync(script, "utf8");
   if (!bundle.includes(HOOK)) throw new Error(`no Store constructor in ${script}`);
